@@ -1,0 +1,48 @@
+# `make serve` and `make test` each set a fresh machine up from nothing, then run.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+# Debian packages the test suite needs (installed only when missing).
+APT_PACKAGES ?=
+PYTEST_ARGS ?=
+
+.PHONY: serve test setup system-packages lint format bench clean
+
+serve: setup
+	$(BIN)/ganymede serve examples
+
+test: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	# pytest exits 5 when it collected nothing: make treats that as the failure it is.
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+setup: system-packages $(STAMP)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,lab]'
+	touch $(STAMP)
+
+system-packages:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing Debian packages:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+lint:
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format:
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+bench: setup
+	$(BIN)/python bench/execute.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,1 @@
+"""The ``ganymede`` command: one thin module per subcommand (parse, call, render, exit code)."""

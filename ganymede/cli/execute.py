@@ -1,0 +1,1 @@
+"""``ganymede execute``: placeholder replaced by the execute work."""

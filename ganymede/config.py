@@ -1,0 +1,157 @@
+"""``ganymede.toml``: a small typed config, one dataclass per section.
+
+Looked up as ``--config PATH``, else ``<root>/ganymede.toml``, else
+``<jupyter_config_dir>/ganymede.toml``. An unknown section or key, or a value of the wrong type,
+is a ConfigError naming the file and the key, so a typo never silently does nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+from ganymede.errors import ConfigError
+
+CONFIG_NAME = "ganymede.toml"
+
+
+@dataclass
+class ServeConfig:
+    ip: str = "127.0.0.1"
+    port: int = 8888
+    root: str = ""
+    token: str | None = None
+    open_browser: bool = True
+    save_delay: float = 1.0
+    settle: float = 0.5
+    settle_max: float = 5.0
+    max_body_size: int = 64 * 1024 * 1024
+    ping_interval: float = 30.0
+    ping_timeout: float = 90.0
+    client_queue_messages: int = 10_000
+    server_side_execution: bool = True
+
+
+@dataclass
+class HostConfig:
+    read: list[str] = field(default_factory=lambda: [""])
+    run: list[str] = field(default_factory=list)
+    edit_self: bool = True
+
+
+@dataclass
+class ExecuteConfig:
+    timeout: float | None = None
+    startup_timeout: float = 60.0
+    kernel: str | None = None
+
+
+@dataclass
+class AgentConfig:
+    settle: float = 3.0
+    wake: Literal["requests", "any"] = "requests"
+
+
+@dataclass
+class Config:
+    serve: ServeConfig = field(default_factory=ServeConfig)
+    host: HostConfig = field(default_factory=HostConfig)
+    execute: ExecuteConfig = field(default_factory=ExecuteConfig)
+    agent: AgentConfig = field(default_factory=AgentConfig)
+    source: Path | None = None
+
+
+def jupyter_config_dir() -> Path:
+    """Jupyter's config dir, honouring JUPYTER_CONFIG_DIR; jupyter_core is imported late."""
+    from jupyter_core.paths import jupyter_config_dir as _dir
+
+    return Path(_dir())
+
+
+def find_config(explicit: Path | None, root: Path | None) -> Path | None:
+    """The config file in force: the explicit one (which must exist), else the first that exists."""
+    if explicit is not None:
+        if not explicit.is_file():
+            raise ConfigError(f"{explicit}: config file not found")
+        return explicit
+    candidates = [root / CONFIG_NAME] if root is not None else []
+    candidates.append(jupyter_config_dir() / CONFIG_NAME)
+    return next((path for path in candidates if path.is_file()), None)
+
+
+def load_config(explicit: Path | None = None, root: Path | None = None) -> Config:
+    """Read the config in force; defaults when there is none."""
+    path = find_config(explicit, root)
+    if path is None:
+        return Config()
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as error:
+        raise ConfigError(f"{path}: cannot read config: {error}") from None
+    return parse_config(data, path)
+
+
+def parse_config(data: dict[str, Any], path: Path) -> Config:
+    """Check every section and key of a parsed config file against the dataclasses."""
+    sections = {f.name: f for f in dataclasses.fields(Config) if f.name != "source"}
+    config = Config(source=path)
+    for name, values in data.items():
+        if name not in sections:
+            known = ", ".join(f"[{s}]" for s in sections)
+            raise ConfigError(f"{path}: unknown section [{name}] (known: {known})")
+        if not isinstance(values, dict):
+            raise ConfigError(f"{path}: [{name}] must be a table")
+        section = getattr(config, name)
+        setattr(config, name, _parse_section(section, values, f"{path}: [{name}]"))
+    return config
+
+
+def _parse_section(section: Any, values: dict[str, Any], where: str) -> Any:
+    fields = {f.name: f for f in dataclasses.fields(section)}
+    changes: dict[str, Any] = {}
+    for key, value in values.items():
+        if key not in fields:
+            raise ConfigError(f"{where}: unknown key {key!r} (known: {', '.join(fields)})")
+        default = getattr(section, key)
+        changes[key] = _check_type(key, value, default, fields[key].type, where)
+    return dataclasses.replace(section, **changes)
+
+
+def _check_type(key: str, value: Any, default: Any, annotation: Any, where: str) -> Any:
+    text = str(annotation)
+    if "Literal" in text:
+        allowed = [part.strip(" '\"") for part in text.split("[", 1)[1].rstrip("]").split(",")]
+        if value not in allowed:
+            raise ConfigError(f"{where}: {key} must be one of {', '.join(allowed)}, not {value!r}")
+        return value
+    if "None" in text and value is None:
+        return value
+    if "list" in text:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where}: {key} must be a list of strings")
+        return value
+    if "bool" in text:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: {key} must be true or false")
+        return value
+    if "float" in text:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ConfigError(f"{where}: {key} must be a number")
+        return float(value)
+    if "int" in text:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where}: {key} must be an integer")
+        return value
+    if "str" in text:
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: {key} must be a string")
+        return value
+    raise ConfigError(f"{where}: {key} has an unsupported type")  # pragma: no cover

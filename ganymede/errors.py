@@ -1,0 +1,82 @@
+"""Every error Ganymede raises on purpose, in one tree.
+
+Each door (CLI exit codes, HTTP statuses, host error codes, MCP tool errors) maps these in one
+place; the pure packages and ``core/`` only ever raise them, never a door's own error type.
+
+    GanymedeError
+    ├── UsageError(ValueError)              bad arguments, bad ``-p`` syntax        CLI exit 2
+    ├── ConfigError(ValueError)             unknown or mistyped key in ganymede.toml CLI exit 2
+    ├── PathError(ValueError)               a path that leaves the root              host "denied"
+    ├── NotebookNotFound(FileNotFoundError) no such notebook or directory
+    ├── InvalidNotebook(ValueError)         unreadable, not JSON, not nbformat       CLI exit 5
+    └── RunError                            a headless run that did not finish ok
+        ├── CellError                       a cell raised                            CLI exit 1
+        ├── RunTimeout(TimeoutError)        a cell ran past its timeout              CLI exit 3
+        └── KernelDied                      the kernel died or could not start       CLI exit 4
+"""
+
+from __future__ import annotations
+
+
+class GanymedeError(Exception):
+    """Root of every error Ganymede raises on purpose; its ``str`` is one line for a person."""
+
+
+class UsageError(GanymedeError, ValueError):
+    """The caller asked for something malformed (a flag, a parameter, a body)."""
+
+
+class ConfigError(GanymedeError, ValueError):
+    """A config file Ganymede cannot use; the message names the file and the key."""
+
+
+class PathError(GanymedeError, ValueError):
+    """A path that is absolute, climbs out with ``..``, or resolves outside the root."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path!r}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class NotebookNotFound(GanymedeError, FileNotFoundError):
+    """The path names no notebook (or directory, for listings) under the root."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path}: no such file or directory")
+        self.path = path
+
+
+class InvalidNotebook(GanymedeError, ValueError):
+    """A file that is not a notebook Ganymede can read: not JSON, or not valid nbformat."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"{path}: not a valid notebook: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class RunError(GanymedeError):
+    """A headless run that ended other than ok."""
+
+
+class CellError(RunError):
+    """A cell raised; carries where and what, as nbclient's CellExecutionError does."""
+
+    def __init__(
+        self, index: int, cell_id: str | None, ename: str, evalue: str, traceback: list[str]
+    ) -> None:
+        super().__init__(f"cell {index} (id {cell_id}) raised {ename}: {evalue}")
+        self.index = index
+        self.cell_id = cell_id
+        self.ename = ename
+        self.evalue = evalue
+        self.traceback = traceback
+
+
+class RunTimeout(RunError, TimeoutError):
+    """A cell ran longer than the timeout, or the kernel took too long to start."""
+
+
+class KernelDied(RunError):
+    """The kernel exited mid-run or never became ready."""
