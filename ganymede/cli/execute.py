@@ -1,1 +1,349 @@
-"""``ganymede execute``: placeholder replaced by the execute work."""
+"""``ganymede execute NB…``: run notebooks headlessly with parameters in and named results out."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from ganymede.cli.output import EXIT_USAGE, fail, warn
+
+if TYPE_CHECKING:
+    from ganymede.execute import RunEvent, RunOutcome, RunRequest
+
+COMMAND = "ganymede execute"
+EXIT_CODES = {"ok": 0, "error": 1, "timeout": 3, "dead": 4, "invalid": 5}
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def command(
+    ctx: typer.Context,
+    notebooks: Annotated[list[Path], typer.Argument(help="Notebooks to run.", show_default=False)],
+    param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-p",
+            "--param",
+            metavar="NAME=VALUE",
+            help="A parameter; VALUE as JSON if it is JSON, else a string.",
+        ),
+    ] = None,
+    param_string: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-P", "--param-string", metavar="NAME=STRING", help="A parameter kept as a string."
+        ),
+    ] = None,
+    params_file: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "-f",
+            "--params-file",
+            metavar="FILE",
+            help="Parameters from a .json or .toml file (applied first).",
+        ),
+    ] = None,
+    output: Annotated[
+        str | None,
+        typer.Option(
+            "-o",
+            "--output",
+            metavar="PATH",
+            help="Write the run notebook to PATH (a directory for several), or - for stdout.",
+        ),
+    ] = None,
+    no_save: Annotated[
+        bool, typer.Option("--no-save", help="Write no notebook; only report.")
+    ] = False,
+    kernel: Annotated[
+        str | None,
+        typer.Option(
+            "-k", "--kernel", metavar="NAME", help="Kernel to use instead of the notebook's."
+        ),
+    ] = None,
+    timeout: Annotated[
+        float | None,
+        typer.Option("--timeout", metavar="S", help="Seconds a cell may run (default: no limit)."),
+    ] = None,
+    startup_timeout: Annotated[
+        float | None,
+        typer.Option(
+            "--startup-timeout", metavar="S", help="Seconds a kernel may take to start [60]."
+        ),
+    ] = None,
+    cwd: Annotated[
+        Path | None,
+        typer.Option(
+            "--cwd", metavar="DIR", help="The kernel's working directory (default: the notebook's)."
+        ),
+    ] = None,
+    jobs: Annotated[
+        int, typer.Option("-j", "--jobs", metavar="N", help="Notebooks run at once.")
+    ] = 1,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON object per notebook on stdout.")
+    ] = False,
+    allow_errors: Annotated[
+        bool, typer.Option("--allow-errors", help="Run every cell even after one raises.")
+    ] = False,
+    no_inject: Annotated[
+        bool, typer.Option("--no-inject", help="Don't add an injected-parameters cell.")
+    ] = False,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", metavar="PATH", help="Config file (default: ./ganymede.toml)."),
+    ] = None,
+) -> None:
+    """Run notebooks headlessly: parameters in, named results out, the notebook written back.
+
+    Exit codes: 0 ok, 1 a cell raised, 2 usage, 3 timeout, 4 kernel died, 5 notebook invalid.
+    """
+    import asyncio
+
+    from ganymede.cli.params import build_params, flags_in_order
+    from ganymede.config import load_config
+    from ganymede.errors import GanymedeError
+
+    argv = (ctx.obj or {}).get("argv", sys.argv[1:])
+    _check_usage(notebooks, output, no_save, as_json, jobs, timeout, startup_timeout)
+    try:
+        settings = load_config(config, Path.cwd()).execute
+        params = build_params(params_file or [], flags_in_order(argv))
+    except GanymedeError as error:
+        fail(str(error), EXIT_USAGE, COMMAND)
+    if cwd is not None and not cwd.is_dir():
+        fail(f"--cwd {cwd}: not a directory", EXIT_USAGE, COMMAND)
+
+    requests, invalid = _load_requests(
+        notebooks,
+        params=params,
+        kernel=kernel or settings.kernel,
+        timeout=timeout if timeout is not None else settings.timeout,
+        startup_timeout=startup_timeout
+        if startup_timeout is not None
+        else settings.startup_timeout,
+        cwd=cwd,
+        allow_errors=allow_errors,
+        inject=not no_inject,
+    )
+    from ganymede.execute import run_notebooks
+
+    progress = _Progress(len(requests))
+    with progress:
+        outcomes = asyncio.run(run_notebooks(requests, jobs=jobs, on_event=progress.event))
+    code = _report(notebooks, outcomes, invalid, output=output, no_save=no_save, as_json=as_json)
+    raise typer.Exit(code)
+
+
+def _check_usage(
+    notebooks: list[Path],
+    output: str | None,
+    no_save: bool,
+    as_json: bool,
+    jobs: int,
+    timeout: float | None,
+    startup_timeout: float | None,
+) -> None:
+    if jobs < 1:
+        fail(f"-j/--jobs must be at least 1, got {jobs}", EXIT_USAGE, COMMAND)
+    for flag, value in (("--timeout", timeout), ("--startup-timeout", startup_timeout)):
+        if value is not None and value <= 0:
+            fail(f"{flag} must be more than 0 seconds, got {value:g}", EXIT_USAGE, COMMAND)
+    if output is not None and no_save:
+        fail("--no-save and -o/--output exclude each other", EXIT_USAGE, COMMAND)
+    if output == "-" and len(notebooks) > 1:
+        fail("-o - writes one notebook to stdout; give one notebook", EXIT_USAGE, COMMAND)
+    if output == "-" and as_json:
+        fail("-o - and --json both write to stdout; choose one", EXIT_USAGE, COMMAND)
+    if output not in (None, "-") and len(notebooks) > 1 and not Path(output).is_dir():
+        fail(f"-o {output}: several notebooks need an existing directory", EXIT_USAGE, COMMAND)
+
+
+def _load_requests(
+    notebooks: list[Path], **options: Any
+) -> tuple[list[RunRequest], dict[Path, str]]:
+    """A run request per readable notebook; the others with the reason they can't run."""
+    from ganymede.errors import InvalidNotebook
+    from ganymede.execute import RunRequest
+    from ganymede.notebook.nbio import parse_notebook
+
+    requests: list[RunRequest] = []
+    invalid: dict[Path, str] = {}
+    for path in notebooks:
+        try:
+            notebook = parse_notebook(path.read_bytes(), str(path))
+        except OSError as error:
+            invalid[path] = f"{path}: cannot read: {error.strerror or error}"
+            continue
+        except InvalidNotebook as error:
+            invalid[path] = str(error)
+            continue
+        requests.append(RunRequest(path=path, notebook=notebook, **options))
+    return requests, invalid
+
+
+def _report(
+    notebooks: list[Path],
+    outcomes: list[RunOutcome],
+    invalid: dict[Path, str],
+    *,
+    output: str | None,
+    no_save: bool,
+    as_json: bool,
+) -> int:
+    """Write notebooks, print results and errors; the exit code of the first failed notebook."""
+    by_path = {outcome.request.path: outcome for outcome in outcomes}
+    lines: list[dict[str, Any]] = []
+    code = 0
+    for path in notebooks:
+        if path in invalid:
+            fail_line = invalid[path]
+            print(f"{COMMAND}: error: {fail_line}", file=sys.stderr)
+            lines.append(_json_line(path, "invalid", {}, {"message": fail_line}, 0.0, None))
+            code = code or EXIT_CODES["invalid"]
+            continue
+        outcome = by_path[path]
+        for message in outcome.warnings:
+            warn(message)
+        written = None if no_save else _write(outcome, output)
+        if outcome.status != "ok":
+            _print_failure(outcome)
+            code = code or EXIT_CODES[outcome.status]
+        lines.append(
+            _json_line(
+                path, outcome.status, outcome.results, outcome.error, outcome.duration, written
+            )
+        )
+    if as_json:
+        for line in lines:
+            print(json.dumps(line))
+    elif output != "-":
+        _print_results(lines)
+    return code
+
+
+def _json_line(
+    path: Path,
+    status: str,
+    results: dict[str, Any],
+    error: dict[str, Any] | None,
+    duration: float,
+    written: str | None,
+) -> dict[str, Any]:
+    return {
+        "path": str(path),
+        "status": status,
+        "results": results,
+        "error": error,
+        "duration": round(duration, 3),
+        "output": written,
+    }
+
+
+def _write(outcome: RunOutcome, output: str | None) -> str:
+    """Write the executed notebook where asked; where it went (``-`` for stdout)."""
+    from ganymede.core.files import atomic_write
+    from ganymede.notebook.nbio import dumps_notebook
+
+    text = dumps_notebook(outcome.notebook)
+    if output == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return "-"
+    target = outcome.request.path
+    if output is not None:
+        target = Path(output)
+        if target.is_dir():
+            target = target / outcome.request.path.name
+    try:
+        atomic_write(target, text.encode("utf-8"))
+    except OSError as error:
+        fail(f"{target}: cannot write: {error.strerror or error}", EXIT_CODES["dead"], COMMAND)
+    return str(target)
+
+
+def _print_failure(outcome: RunOutcome) -> None:
+    """The failing cell's index, id and traceback (plain text unless stderr is a terminal)."""
+    error = outcome.error or {}
+    path = outcome.request.path
+    if "cell_index" in error:
+        where = f"cell {error['cell_index']} (id {error.get('cell_id') or '-'})"
+        if outcome.status == "error":
+            headline = f"{path}: {where} raised {error.get('ename')}: {error.get('evalue')}"
+        else:
+            headline = f"{path}: {where}: {error.get('message') or outcome.status}"
+    else:
+        headline = f"{path}: {error.get('message') or outcome.status}"
+    print(f"{COMMAND}: error: {headline}", file=sys.stderr)
+    traceback = "\n".join(error.get("traceback") or [])
+    if traceback:
+        print(traceback if sys.stderr.isatty() else _ANSI.sub("", traceback), file=sys.stderr)
+
+
+def _print_results(lines: list[dict[str, Any]]) -> None:
+    rows = [
+        (line["path"], name, value) for line in lines for name, value in line["results"].items()
+    ]
+    if not rows:
+        return
+    if not sys.stdout.isatty():
+        for path, name, value in rows:
+            print(f"{path}\t{name}\t{json.dumps(value)}")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("notebook", "result", "value")
+    for path, name, value in rows:
+        text = json.dumps(value)
+        table.add_row(path, name, text if len(text) <= 80 else text[:79] + "…")
+    Console().print(table)
+
+
+class _Progress:
+    """A bar per notebook on a terminal; plain lines on stderr otherwise."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.done = 0
+        self.bar: Any = None
+        self.tasks: dict[Path, Any] = {}
+
+    def __enter__(self) -> _Progress:
+        if sys.stderr.isatty() and self.total:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+            self.bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def event(self, event: RunEvent) -> None:
+        path = event.request.path
+        if self.bar is not None:
+            if event.kind == "started":
+                self.tasks[path] = self.bar.add_task(str(path), total=event.cell_count)
+            elif event.kind == "cell" and path in self.tasks:
+                self.bar.update(self.tasks[path], completed=event.cell_index + 1)
+            elif event.kind == "finished" and path in self.tasks:
+                self.bar.remove_task(self.tasks.pop(path))
+            return
+        if event.kind == "started":
+            print(f"{path}: running {event.cell_count} cells", file=sys.stderr)
+        elif event.kind == "finished":
+            self.done += 1
+            print(f"[{self.done}/{self.total}] {path}: finished", file=sys.stderr)

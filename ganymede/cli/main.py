@@ -30,8 +30,10 @@ app.command(name="trust", no_args_is_help=True)(trust.command)
 
 def run(argv: list[str] | None = None) -> None:
     """Run the CLI; usage errors become one line on stderr and exit 2, never a traceback."""
+    args = sys.argv[1:] if argv is None else argv
     try:
-        app(args=argv, prog_name="ganymede", standalone_mode=False)
+        # The raw arguments ride along: ``-p``/``-P`` order across options lives only there.
+        app(args=args, prog_name="ganymede", standalone_mode=False, obj={"argv": args})
     except click.exceptions.NoArgsIsHelpError as help_shown:
         # click printed the help already; typer raises this for bare ``ganymede execute``.
         sys.exit(EXIT_USAGE if help_shown.ctx and help_shown.ctx.parent else 0)
