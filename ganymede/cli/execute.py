@@ -22,7 +22,10 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 def command(
     ctx: typer.Context,
-    notebooks: Annotated[list[Path], typer.Argument(help="Notebooks to run.", show_default=False)],
+    notebooks: Annotated[
+        list[Path],
+        typer.Argument(metavar="NOTEBOOK", help="Notebooks to run.", show_default=False),
+    ],
     param: Annotated[
         list[str] | None,
         typer.Option(

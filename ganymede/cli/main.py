@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import sys
 
-import click
 import typer
 
 from ganymede.cli import execute, trust
@@ -19,13 +18,12 @@ app = typer.Typer(
     name="ganymede",
     help="A Jupyter toolchain for notebooks that people, agents and programs work in at once.",
     add_completion=False,
-    no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-app.command(name="execute", no_args_is_help=True)(execute.command)
-app.command(name="trust", no_args_is_help=True)(trust.command)
+app.command(name="execute")(execute.command)
+app.command(name="trust")(trust.command)
 
 
 def run(argv: list[str] | None = None) -> None:
@@ -33,16 +31,16 @@ def run(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     try:
         # The raw arguments ride along: ``-p``/``-P`` order across options lives only there.
-        app(args=args, prog_name="ganymede", standalone_mode=False, obj={"argv": args})
-    except click.exceptions.NoArgsIsHelpError as help_shown:
-        # click printed the help already; typer raises this for bare ``ganymede execute``.
-        sys.exit(EXIT_USAGE if help_shown.ctx and help_shown.ctx.parent else 0)
-    except click.UsageError as error:
-        command = error.ctx.command_path if error.ctx else "ganymede"
-        fail(error.format_message(), EXIT_USAGE, command)
-    except click.exceptions.Exit as done:
+        app(
+            args=args or ["--help"], prog_name="ganymede", standalone_mode=False, obj={"argv": args}
+        )
+    except typer.Exit as done:
         sys.exit(done.exit_code)
-    except click.Abort:
+    except typer.Abort:
         fail("aborted", 130)
+    except typer.TyperException as error:  # click's usage errors, as typer vendors them
+        context = getattr(error, "ctx", None)
+        command = context.command_path if context is not None else "ganymede"
+        fail(error.format_message(), getattr(error, "exit_code", EXIT_USAGE), command)
     except GanymedeError as error:
         fail(str(error), EXIT_USAGE)
