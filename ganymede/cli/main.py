@@ -31,7 +31,7 @@ def run(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     try:
         # The raw arguments ride along: ``-p``/``-P`` order across options lives only there.
-        app(
+        code = app(
             args=args or ["--help"], prog_name="ganymede", standalone_mode=False, obj={"argv": args}
         )
     except typer.Exit as done:
@@ -44,3 +44,6 @@ def run(argv: list[str] | None = None) -> None:
         fail(error.format_message(), getattr(error, "exit_code", EXIT_USAGE), command)
     except GanymedeError as error:
         fail(str(error), EXIT_USAGE)
+    # Outside standalone mode click returns a command's exit code instead of exiting.
+    if isinstance(code, int):
+        sys.exit(code)

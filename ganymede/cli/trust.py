@@ -17,9 +17,7 @@ EXIT_INVALID = 5
 def command(
     notebooks: Annotated[
         list[Path],
-        typer.Argument(
-            metavar="NOTEBOOK", help="Notebooks to sign or check.", show_default=False
-        ),
+        typer.Argument(metavar="NOTEBOOK", help="Notebooks to sign or check.", show_default=False),
     ],
     check: Annotated[
         bool, typer.Option("--check", help="Only report; exit 1 if any notebook is untrusted.")
