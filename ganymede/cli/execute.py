@@ -212,10 +212,12 @@ def _report(
         outcome = by_path[path]
         for message in outcome.warnings:
             warn(message)
-        written = None if no_save else _write(outcome, output)
         if outcome.status != "ok":
             _print_failure(outcome)
             code = code or EXIT_CODES[outcome.status]
+        written = None if no_save else _write(outcome, output)
+        if written is None and not no_save:
+            code = code or EXIT_CODES["invalid"]
         lines.append(
             _json_line(
                 path, outcome.status, outcome.results, outcome.error, outcome.duration, written
@@ -247,8 +249,11 @@ def _json_line(
     }
 
 
-def _write(outcome: RunOutcome, output: str | None) -> str:
-    """Write the executed notebook where asked; where it went (``-`` for stdout)."""
+def _write(outcome: RunOutcome, output: str | None) -> str | None:
+    """Write the executed notebook where asked; where it went (``-`` for stdout), None if it failed.
+
+    A failed write (full disk, no permission) leaves the target as it was and says so in one line.
+    """
     from ganymede.core.files import atomic_write
     from ganymede.notebook.nbio import dumps_notebook
 
@@ -265,7 +270,10 @@ def _write(outcome: RunOutcome, output: str | None) -> str:
     try:
         atomic_write(target, text.encode("utf-8"))
     except OSError as error:
-        fail(f"{target}: cannot write: {error.strerror or error}", EXIT_CODES["dead"], COMMAND)
+        print(
+            f"{COMMAND}: error: {target}: cannot write: {error.strerror or error}", file=sys.stderr
+        )
+        return None
     return str(target)
 
 

@@ -1,0 +1,287 @@
+"""``ganymede execute`` end to end: a real process, real ipykernel kernels, real files."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import resource
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+PYTHON3 = {"display_name": "Python 3", "language": "python", "name": "python3"}
+
+
+def code(source: str, *tags: str) -> dict[str, Any]:
+    metadata = {"tags": list(tags)} if tags else {}
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "metadata": metadata,
+        "outputs": [],
+        "source": source,
+    }
+
+
+def write_notebook(path: Path, *cells: dict[str, Any], kernelspec: bool = True) -> Path:
+    numbered = [{**cell, "id": f"cell-{n}"} for n, cell in enumerate(cells)]
+    notebook = {
+        "cells": numbered,
+        "metadata": {"kernelspec": PYTHON3} if kernelspec else {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    path.write_text(json.dumps(notebook, indent=1))
+    return path
+
+
+def ganymede(
+    *args: str, cwd: Path, limit_file_size: int | None = None
+) -> subprocess.CompletedProcess[str]:
+    def limit() -> None:
+        if limit_file_size is not None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (limit_file_size, limit_file_size))
+
+    return subprocess.run(
+        [sys.executable, "-m", "ganymede", "execute", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=90,
+        stdin=subprocess.DEVNULL,
+        preexec_fn=limit,
+    )
+
+
+def json_lines(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+def outputs_of(path: Path) -> list[list[dict[str, Any]]]:
+    return [cell.get("outputs", []) for cell in json.loads(path.read_text())["cells"]]
+
+
+def test_params_in_and_named_results_out(tmp_path: Path) -> None:
+    write_notebook(
+        tmp_path / "report.ipynb",
+        code("counter = '1st'\nn = 1", "parameters"),
+        code(
+            "import json, os\n"
+            "from ganymede.kernel import params, result\n"
+            "result('seen', json.loads(os.environ['GANYMEDE_PARAMS']))\n"
+            "result('rows', n * 100)\n"
+            "result('label', f'{counter}:{n}')\n"
+            "assert params() == {'counter': '2nd', 'n': 3}"
+        ),
+        code("import scrapbook as sb\nsb.glue('glued', {'total': n + 1})\nsb.glue('note', 'hi')"),
+    )
+    done = ganymede("report.ipynb", "-p", "counter=2nd", "-p", "n=3", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    [line] = json_lines(done.stdout)
+    assert line["status"] == "ok"
+    assert line["error"] is None
+    assert line["output"] == "report.ipynb"
+    assert line["results"] == {
+        "seen": {"counter": "2nd", "n": 3},
+        "rows": 300,
+        "label": "2nd:3",
+        "glued": {"total": 4},
+        "note": "hi",
+    }
+    cells = json.loads((tmp_path / "report.ipynb").read_text())["cells"]
+    assert cells[1]["metadata"]["tags"] == ["injected-parameters"]
+    assert 'counter = "2nd"' in "".join(cells[1]["source"]) or "counter = '2nd'" in "".join(
+        cells[1]["source"]
+    )
+
+
+def test_no_inject_leaves_the_notebook_alone_but_params_still_arrive(tmp_path: Path) -> None:
+    write_notebook(
+        tmp_path / "nb.ipynb",
+        code("n = 1", "parameters"),
+        code("from ganymede.kernel import params, result\nresult('n', n)\nresult('p', params())"),
+    )
+    done = ganymede("nb.ipynb", "-p", "n=5", "--no-inject", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json_lines(done.stdout)[0]["results"] == {"n": 1, "p": {"n": 5}}
+    assert len(json.loads((tmp_path / "nb.ipynb").read_text())["cells"]) == 2
+
+
+def test_a_raising_cell_exits_1_and_writes_outputs_up_to_it(tmp_path: Path) -> None:
+    path = write_notebook(
+        tmp_path / "nb.ipynb",
+        code("print('before')"),
+        code("1 / 0"),
+        code("print('never')"),
+    )
+    done = ganymede("nb.ipynb", cwd=tmp_path)
+    assert done.returncode == 1
+    assert "cell 1 (id cell-1) raised ZeroDivisionError" in done.stderr
+    assert "Traceback" in done.stderr or "ZeroDivisionError" in done.stderr.splitlines()[-1]
+    assert "\x1b[" not in done.stderr  # plain text when stderr is not a terminal
+    first, second, third = outputs_of(path)
+    assert first[0]["text"] in ("before\n", ["before\n"])
+    assert second[0]["output_type"] == "error"
+    assert third == []
+
+
+def test_allow_errors_runs_every_cell(tmp_path: Path) -> None:
+    path = write_notebook(tmp_path / "nb.ipynb", code("1 / 0"), code("print('after')"))
+    done = ganymede("nb.ipynb", "--allow-errors", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert outputs_of(path)[1][0]["name"] == "stdout"
+
+
+def test_a_cell_past_the_timeout_exits_3(tmp_path: Path) -> None:
+    write_notebook(tmp_path / "nb.ipynb", code("import time\ntime.sleep(60)"), code("x = 1"))
+    done = ganymede("nb.ipynb", "--timeout", "1", "--json", cwd=tmp_path)
+    assert done.returncode == 3
+    assert json_lines(done.stdout)[0]["status"] == "timeout"
+    assert "cell 0 (id cell-0)" in done.stderr
+
+
+def test_a_kernel_that_dies_exits_4(tmp_path: Path) -> None:
+    path = write_notebook(
+        tmp_path / "nb.ipynb", code("print('hi')"), code("import os\nos._exit(1)")
+    )
+    done = ganymede("nb.ipynb", "--json", cwd=tmp_path)
+    assert done.returncode == 4
+    assert json_lines(done.stdout)[0]["status"] == "dead"
+    assert outputs_of(path)[0], "outputs before the death are written"
+
+
+def test_input_fails_clearly_instead_of_hanging(tmp_path: Path) -> None:
+    write_notebook(tmp_path / "nb.ipynb", code("name = input('name? ')"))
+    done = ganymede("nb.ipynb", "--json", cwd=tmp_path)
+    assert done.returncode == 1
+    error = json_lines(done.stdout)[0]["error"]
+    assert error["ename"] == "StdinNotImplementedError"
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "this is not json",
+        '{"cells": [',
+        '{"nbformat": 4, "nbformat_minor": 5, "cells": [{"x": 1}]}',
+    ],
+)
+def test_a_file_that_is_not_a_notebook_exits_5_untouched(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "bad.ipynb"
+    path.write_text(content)
+    done = ganymede("bad.ipynb", "--json", cwd=tmp_path)
+    assert done.returncode == 5
+    assert json_lines(done.stdout)[0]["status"] == "invalid"
+    assert "bad.ipynb: not a valid notebook" in done.stderr
+    assert path.read_text() == content
+
+
+def test_a_missing_notebook_exits_5(tmp_path: Path) -> None:
+    done = ganymede("none.ipynb", cwd=tmp_path)
+    assert done.returncode == 5
+    assert "none.ipynb: cannot read" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-p", "counter"], "-p expects NAME=VALUE, got 'counter'"),
+        (["-p", "2x=1"], "'2x' is not a valid parameter name"),
+        (["--timeout", "0"], "--timeout must be more than 0 seconds"),
+        (["-o", "-", "--json"], "-o - and --json both write to stdout"),
+        (["--no-save", "-o", "x.ipynb"], "--no-save and -o/--output exclude each other"),
+        (["--cwd", "nowhere"], "--cwd nowhere: not a directory"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    path = write_notebook(tmp_path / "nb.ipynb", code("x = 1"))
+    before = path.read_text()
+    done = ganymede("nb.ipynb", *args, cwd=tmp_path)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert message in done.stderr
+    assert path.read_text() == before
+
+
+def test_unknown_config_key_exits_2_naming_it(tmp_path: Path) -> None:
+    write_notebook(tmp_path / "nb.ipynb", code("x = 1"))
+    (tmp_path / "ganymede.toml").write_text("[execute]\ntimeot = 3\n")
+    done = ganymede("nb.ipynb", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "unknown key 'timeot'" in done.stderr
+    assert "ganymede.toml" in done.stderr
+
+
+def test_config_sets_the_default_timeout(tmp_path: Path) -> None:
+    write_notebook(tmp_path / "nb.ipynb", code("import time\ntime.sleep(60)"))
+    (tmp_path / "ganymede.toml").write_text("[execute]\ntimeout = 1\n")
+    assert ganymede("nb.ipynb", cwd=tmp_path).returncode == 3
+
+
+def test_no_kernelspec_runs_on_python3_with_a_warning(tmp_path: Path) -> None:
+    write_notebook(tmp_path / "nb.ipynb", code("print(1 + 1)"), kernelspec=False)
+    done = ganymede("nb.ipynb", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "warning" in done.stderr
+    assert "python3" in done.stderr
+
+
+def test_output_elsewhere_stdout_and_no_save(tmp_path: Path) -> None:
+    path = write_notebook(tmp_path / "nb.ipynb", code("print('hi')"))
+    before = path.read_text()
+    elsewhere = ganymede("nb.ipynb", "-o", "out.ipynb", cwd=tmp_path)
+    assert elsewhere.returncode == 0, elsewhere.stderr
+    assert path.read_text() == before
+    assert outputs_of(tmp_path / "out.ipynb")[0][0]["name"] == "stdout"
+    to_stdout = ganymede("nb.ipynb", "-o", "-", cwd=tmp_path)
+    assert json.loads(to_stdout.stdout)["cells"][0]["outputs"][0]["name"] == "stdout"
+    assert ganymede("nb.ipynb", "--no-save", cwd=tmp_path).returncode == 0
+    assert path.read_text() == before
+
+
+def test_cwd_is_the_kernels_working_directory(tmp_path: Path) -> None:
+    (tmp_path / "data").mkdir()
+    write_notebook(
+        tmp_path / "nb.ipynb",
+        code("import os\nfrom ganymede.kernel import result\nresult('cwd', os.getcwd())"),
+    )
+    default = ganymede("nb.ipynb", "--json", "--no-save", cwd=tmp_path)
+    assert json_lines(default.stdout)[0]["results"]["cwd"] == str(tmp_path)
+    moved = ganymede("nb.ipynb", "--json", "--no-save", "--cwd", "data", cwd=tmp_path)
+    assert json_lines(moved.stdout)[0]["results"]["cwd"] == str(tmp_path / "data")
+
+
+def test_a_full_disk_keeps_the_old_file_and_says_so(tmp_path: Path) -> None:
+    path = write_notebook(tmp_path / "nb.ipynb", code("print('x' * 300_000)"))
+    before = path.read_text()
+    done = ganymede("nb.ipynb", cwd=tmp_path, limit_file_size=64 * 1024)
+    assert done.returncode == 5
+    assert "nb.ipynb: cannot write: File too large" in done.stderr
+    assert path.read_text() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["nb.ipynb"], "no temporary file left behind"
+
+
+def test_jobs_runs_notebooks_side_by_side(tmp_path: Path) -> None:
+    clock = "import time\nfrom ganymede.kernel import result\n"
+    names = []
+    for n in range(6):
+        names.append(f"nb{n}.ipynb")
+        write_notebook(
+            tmp_path / names[-1],
+            code(f"{clock}result('start', time.time())\nresult('n', {n})"),
+            code("time.sleep(0.5)"),
+            code(f"{clock}result('end', time.time())"),
+        )
+    done = ganymede("-j", "2", "--json", *names, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = json_lines(done.stdout)
+    assert [line["path"] for line in lines] == names
+    assert [line["results"]["n"] for line in lines] == list(range(6))
+    for name in names:
+        assert outputs_of(tmp_path / name)[0], f"{name} was written"
+    spans = sorted((line["results"]["start"], line["results"]["end"]) for line in lines)
+    overlapping = sum(1 for (_, end), (start, _) in itertools.pairwise(spans) if start < end)
+    assert overlapping >= 2, f"the runs never overlapped: {spans}"
