@@ -355,6 +355,10 @@ class _Progress:
             return
         if event.kind == "started":
             print(f"{path}: running {event.cell_count} cells", file=sys.stderr)
-        elif event.kind == "finished":
+        elif event.kind == "finished" and event.outcome is not None:
             self.done += 1
-            print(f"[{self.done}/{self.total}] {path}: finished", file=sys.stderr)
+            outcome = event.outcome
+            line = (
+                f"[{self.done}/{self.total}] {path}: {outcome.status} in {outcome.duration:.2f} s"
+            )
+            print(line, file=sys.stderr)
