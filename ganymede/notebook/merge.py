@@ -29,7 +29,8 @@ n-th repeat is treated as a different cell with the id ``<id>-<n>`` (the next fr
 is taken), the same on every side, so the merge stays deterministic and its ids unique.
 
 Values compare as JSON, with nbformat's multiline strings (a list of lines or one string) joined,
-so a room's notebook and the same notebook read from disk are equal.
+whole floats as ints and empty attachments as none, so a room's notebook and the same notebook
+read from disk are equal.
 """
 
 from __future__ import annotations
@@ -368,13 +369,11 @@ def _parts_or_none(cell: Mapping[str, Any] | None) -> _CellParts | None:
 
 
 def _parts_of(cell: Mapping[str, Any]) -> _CellParts:
-    attachments = cell.get("attachments")
+    attachments = cell.get("attachments") or {}  # a room drops empty attachments
     source = {
         "cell_type": cell.get("cell_type"),
         "source": _joined(cell.get("source", "")),
-        "attachments": None
-        if attachments is None
-        else {name: _normal_bundle(bundle) for name, bundle in attachments.items()},
+        "attachments": {name: _normal_bundle(bundle) for name, bundle in attachments.items()},
     }
     outputs = None
     if _is_code(cell):
@@ -408,7 +407,21 @@ def _notebook_key(notebook: Mapping[str, Any]) -> tuple[object, ...]:
 
 def _canonical(value: Any) -> str:
     """JSON text for comparing values: ``True`` and ``1`` differ, key order does not matter."""
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(
+        _plain_numbers(value), sort_keys=True, ensure_ascii=False, separators=(",", ":")
+    )
+
+
+def _plain_numbers(value: Any) -> Any:
+    """``value`` with whole floats as ints: a room's document keeps every number as a float
+    and gives whole ones back as ints, so ``2.0`` read from a file must equal the room's ``2``."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {key: _plain_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain_numbers(item) for item in value]
+    return value
 
 
 def _joined(text: Any) -> Any:
