@@ -1,0 +1,197 @@
+"""The notebooks core: list, read, search and results over a root, as data.
+
+Every door (the host responder, the MCP tools, the CLI) calls this one class and renders its
+answers; nothing here knows about JSON-RPC, HTTP or text for a model.
+
+A server hands in ``open_document``: given an API path, it returns the notebook of the open room
+for it (with edits not yet saved) as nbformat 4 JSON, or None when no room is open. ``read``,
+``search`` and ``results`` then see what people see, not the older file.
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ganymede.core.documents import (
+    iso_utc,
+    kernel_of,
+    parse_loose,
+    parse_strict,
+    read_bytes,
+    source_text,
+    title_of,
+)
+from ganymede.core.paths import normalize_api_path, resolve
+from ganymede.core.search import Query, outputs_text
+from ganymede.core.tree import NOTEBOOK_SUFFIX, Entry, visible_entries, walk_notebooks
+from ganymede.errors import NotebookNotFound, PathError, UsageError
+from ganymede.notebook.hashing import source_hash
+from ganymede.notebook.results import read_results
+
+OpenDocument = Callable[[str], dict[str, Any] | None]
+
+CELL_TYPES = ("code", "markdown", "raw")
+SEARCH_LIMIT_MAX = 500
+SEARCH_LIMIT_DEFAULT = 20
+
+
+class Notebooks:
+    """The notebooks under one root, read from open rooms when there are any, else from files."""
+
+    def __init__(self, root: Path, open_document: OpenDocument | None = None) -> None:
+        real_root = Path(root).resolve()
+        if not real_root.is_dir():
+            raise NotebookNotFound(str(root))
+        self.root = real_root
+        self._open_document = open_document
+
+    def list(self, dir: str = "") -> builtins.list[dict[str, Any]]:
+        """The notebooks and directories directly in ``dir``: directories first, then by name."""
+        directory, real_dir = self._directory(dir)
+        try:
+            entries = visible_entries(self.root, directory, real_dir)
+        except PermissionError:
+            raise PathError(directory, "permission denied") from None
+        entries.sort(key=lambda entry: (not entry.is_dir, entry.name))
+        return [self._summary(entry) for entry in entries]
+
+    def read(self, path: str) -> dict[str, Any]:
+        """The notebook as nbformat 4 JSON and each cell's source hash by cell id."""
+        notebook = self._notebook(path)
+        hashes = {
+            cell["id"]: source_hash(source_text(cell))
+            for cell in notebook.get("cells") or []
+            if isinstance(cell.get("id"), str)
+        }
+        return {"notebook": notebook, "hashes": hashes}
+
+    def results(self, path: str) -> dict[str, Any]:
+        """The notebook's named results, read from its outputs (the run contract)."""
+        return read_results(self._notebook(path).get("cells") or [])
+
+    def search(
+        self,
+        query: str,
+        dir: str = "",
+        outputs: bool = False,
+        cell_type: str | None = None,
+        limit: int = SEARCH_LIMIT_DEFAULT,
+    ) -> dict[str, Any]:
+        """Cells under ``dir`` (recursively) whose source, or outputs, contain ``query``.
+
+        One hit per cell and place (``in``: "source" or "outputs"), ordered by path then cell
+        index; ``total`` counts every hit, only the first ``limit`` are returned.
+        """
+        parsed = Query.parse(query)
+        if cell_type is not None and cell_type not in CELL_TYPES:
+            raise UsageError(f"cell_type must be one of {', '.join(CELL_TYPES)}, not {cell_type!r}")
+        if isinstance(limit, bool) or not isinstance(limit, int):
+            raise UsageError(f"limit must be an integer, not {limit!r}")
+        if not 1 <= limit <= SEARCH_LIMIT_MAX:
+            raise UsageError(f"limit must be between 1 and {SEARCH_LIMIT_MAX}, not {limit}")
+        directory, real_dir = self._directory(dir)
+        hits: builtins.list[dict[str, Any]] = []
+        total = 0
+        for entry in walk_notebooks(self.root, directory, real_dir):
+            notebook = self._scanned(entry, parsed)
+            if notebook is None:
+                continue
+            for hit in _hits(entry, notebook, parsed, outputs, cell_type):
+                total += 1
+                if len(hits) < limit:
+                    hits.append(hit)
+        return {"hits": hits, "total": total, "truncated": total > limit}
+
+    def _directory(self, dir: str) -> tuple[str, Path]:
+        directory = normalize_api_path(dir)
+        real_dir = resolve(self.root, directory)
+        if not real_dir.exists():
+            raise NotebookNotFound(directory)
+        if not real_dir.is_dir():
+            raise UsageError(f"{directory}: not a directory")
+        return directory, real_dir
+
+    def _summary(self, entry: Entry) -> dict[str, Any]:
+        try:
+            modified: str | None = iso_utc(entry.real.stat().st_mtime)
+        except OSError:
+            modified = None
+        if entry.is_dir:
+            return {
+                "path": entry.api_path,
+                "type": "directory",
+                "title": entry.name,
+                "kernel": None,
+                "modified": modified,
+            }
+        stem = entry.name[: -len(NOTEBOOK_SUFFIX)]
+        try:
+            notebook = parse_loose(entry.real.read_bytes(), entry.api_path)
+        except OSError:
+            notebook = None
+        return {
+            "path": entry.api_path,
+            "type": "notebook",
+            "title": title_of(notebook, stem) if notebook else stem,
+            "kernel": kernel_of(notebook) if notebook else None,
+            "modified": modified,
+        }
+
+    def _notebook(self, path: str) -> dict[str, Any]:
+        """The notebook at ``path``: its open room's, else the validated file's."""
+        api_path = normalize_api_path(path)
+        real = resolve(self.root, api_path)
+        if self._open_document is not None:
+            live = self._open_document(api_path)
+            if live is not None:
+                return live
+        return parse_strict(read_bytes(real, api_path), api_path)
+
+    def _scanned(self, entry: Entry, query: Query) -> Mapping[str, Any] | None:
+        """The notebook to search for ``entry``, or None when it cannot hold a match."""
+        if self._open_document is not None:
+            live = self._open_document(entry.api_path)
+            if live is not None:
+                return live
+        try:
+            raw = entry.real.read_bytes()
+        except OSError:
+            return None
+        if not query.may_occur_in(raw):
+            return None
+        return parse_loose(raw, entry.api_path)
+
+
+def _hits(
+    entry: Entry,
+    notebook: Mapping[str, Any],
+    query: Query,
+    outputs: bool,
+    cell_type: str | None,
+) -> Iterator[dict[str, Any]]:
+    title: str | None = None
+    for index, cell in enumerate(notebook.get("cells") or []):
+        kind = cell.get("cell_type")
+        if cell_type is not None and kind != cell_type:
+            continue
+        found = [("source", query.excerpt_in(source_text(cell)))]
+        if outputs and kind == "code":
+            found.append(("outputs", query.excerpt_in(outputs_text(cell.get("outputs") or []))))
+        for place, excerpt in found:
+            if excerpt is None:
+                continue
+            if title is None:
+                title = title_of(notebook, entry.name[: -len(NOTEBOOK_SUFFIX)])
+            cell_id = cell.get("id")
+            yield {
+                "path": entry.api_path,
+                "title": title,
+                "index": index,
+                "id": cell_id if isinstance(cell_id, str) else None,
+                "cell_type": kind,
+                "in": place,
+                "excerpt": excerpt,
+            }

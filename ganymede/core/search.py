@@ -1,0 +1,128 @@
+"""Matching a search query against cells: pure functions, no files.
+
+A query matches case-insensitively as a substring of one line, with runs of whitespace in both
+the query and the line counted as one space, so "weekday  drop" finds "weekday drop" and an
+indented "weekday\tdrop"; a phrase broken across two lines does not match. The excerpt is that
+line, whitespace-collapsed, cut to about ``EXCERPT_WIDTH`` characters around the match.
+
+Searching a tree is dominated by reading files, so ``Query.may_occur_in`` looks for the query in
+a file's raw JSON bytes before anything parses it: most notebooks fail that test and are never
+parsed. The test may say yes wrongly (the words sit in a key or another cell), never no wrongly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ganymede.errors import UsageError
+
+EXCERPT_WIDTH = 160
+ELLIPSIS = "…"
+# Characters JSON may escape (so they need not appear as themselves in a file) and the only two
+# non-ASCII characters whose lower case contains ASCII letters (KELVIN SIGN, DOTTED CAPITAL I).
+_JSON_ESCAPABLE = frozenset('"\\/') | frozenset(chr(code) for code in range(0x20))
+_NON_ASCII_LOWERING_TO_ASCII = ("\u212a".encode(), "\u0130".encode())
+# Greek sigma lowers differently at the end of a word, which raw JSON may not reproduce.
+_CONTEXT_LOWERED = frozenset("σς")
+
+
+@dataclass(frozen=True)
+class Query:
+    """A parsed query: ``key`` is what a line must contain (lowered, whitespace collapsed)."""
+
+    key: str
+    longest_word: str
+    needle: str | None
+    """What a file's raw JSON text must contain (lowered), or None when no raw test is safe."""
+
+    @classmethod
+    def parse(cls, text: str) -> Query:
+        """The query for ``text``; UsageError when it holds nothing but whitespace."""
+        if not isinstance(text, str):
+            raise UsageError("the search query must be a string")
+        key = " ".join(text.split()).lower()
+        if not key:
+            raise UsageError("the search query is empty")
+        return cls(key=key, longest_word=max(key.split(" "), key=len), needle=_raw_needle(key))
+
+    def may_occur_in(self, raw: bytes) -> bool:
+        """False only when no cell of the notebook stored as ``raw`` can match."""
+        if self.needle is None or b"\\u" in raw:
+            return True
+        if self.needle.isascii():
+            if self.needle.encode() in raw.lower():
+                return True
+            if not any(special in raw for special in _NON_ASCII_LOWERING_TO_ASCII):
+                return False
+        try:
+            return self.needle in raw.decode().lower()
+        except UnicodeDecodeError:
+            return True
+
+    def excerpt_in(self, text: str) -> str | None:
+        """The excerpt of the first line of ``text`` the query matches, or None."""
+        if self.longest_word not in text.lower():
+            return None
+        for line in text.splitlines():
+            collapsed = " ".join(line.split())
+            start = collapsed.lower().find(self.key)
+            if start >= 0:
+                return excerpt(collapsed, start, len(self.key))
+        return None
+
+
+def _raw_needle(key: str) -> str | None:
+    """The longest piece of ``key`` that must appear verbatim in the file's JSON text."""
+    pieces: list[str] = []
+    current: list[str] = []
+    for char in key:
+        if char in _JSON_ESCAPABLE or char.isspace():
+            pieces.append("".join(current))
+            current = []
+        else:
+            current.append(char)
+    pieces.append("".join(current))
+    needle = max(pieces, key=len)
+    if not needle or _CONTEXT_LOWERED.intersection(needle):
+        return None
+    return needle
+
+
+def excerpt(line: str, start: int, length: int, width: int = EXCERPT_WIDTH) -> str:
+    """``line`` cut to ``width`` characters centred on the match, marked "…" where cut."""
+    if len(line) <= width:
+        return line
+    centre = start + length // 2
+    begin = max(0, min(centre - width // 2, len(line) - width))
+    end = begin + width
+    head = ELLIPSIS if begin > 0 else ""
+    tail = ELLIPSIS if end < len(line) else ""
+    return f"{head}{line[begin:end]}{tail}"
+
+
+def outputs_text(outputs: Sequence[Mapping[str, Any]]) -> str:
+    """The searchable text of a cell's outputs: streams, plain text, Markdown and errors."""
+    parts: list[str] = []
+    for output in outputs:
+        if not isinstance(output, Mapping):
+            continue
+        kind = output.get("output_type")
+        if kind == "stream":
+            parts.append(_text(output.get("text")))
+        elif kind in ("execute_result", "display_data"):
+            data = output.get("data")
+            if isinstance(data, Mapping):
+                parts.extend(_text(data.get(mime)) for mime in ("text/plain", "text/markdown"))
+        elif kind == "error":
+            parts.append(f"{_text(output.get('ename'))}: {_text(output.get('evalue'))}")
+    return "\n".join(part for part in parts if part)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "".join(item for item in value if isinstance(item, str))
+    return ""
