@@ -1,0 +1,224 @@
+"""One kernel process for one run: start it fast, feed it cells, notice its death, kill it.
+
+Start-up dominates short runs, so this skips the fixed waits of ``wait_for_ready``: it asks for
+``kernel_info`` every ``HANDSHAKE_RESEND`` seconds until the shell answers and iopub has delivered a
+message (which proves the subscription is live, so no output of the first cell is lost). The IPC
+transport gives each kernel socket files in its own private directory: no TCP port races between
+kernels started side by side.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import zmq
+import zmq.asyncio
+from jupyter_client.asynchronous import AsyncKernelClient
+from jupyter_client.channels import AsyncZMQSocketChannel
+from jupyter_client.manager import AsyncKernelManager
+
+from ganymede.errors import KernelDied, RunTimeout
+
+HANDSHAKE_RESEND = 0.1
+LIVENESS_INTERVAL = 0.2
+EXIT_POLL_INTERVAL = 0.005
+EXIT_WAIT_LIMIT = 5.0
+
+IopubHandler = Callable[[str, Mapping[str, Any]], None]
+MessageHandler = Callable[[str, Mapping[str, Any]], None]
+Done = Callable[[], bool]
+
+
+@dataclass(frozen=True)
+class KernelLaunch:
+    """What a kernel is started with; a run's parameters live in ``env``."""
+
+    kernel_name: str
+    cwd: Path
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+class Kernel:
+    """A started kernel and the shell and iopub channels the runner talks to it on."""
+
+    def __init__(self, manager: AsyncKernelManager, client: AsyncKernelClient, home: Path) -> None:
+        self.manager = manager
+        self.client = client
+        self.home = home
+        self.info: dict[str, Any] = {}
+        self._poller = zmq.asyncio.Poller()
+        self._channels: dict[zmq.Socket[Any], tuple[str, AsyncZMQSocketChannel]] = {}
+        for name, channel in (("shell", client.shell_channel), ("iopub", client.iopub_channel)):
+            self._poller.register(channel.socket, zmq.POLLIN)
+            self._channels[channel.socket] = (name, channel)
+
+    @property
+    def pid(self) -> int | None:
+        provisioner = self.manager.provisioner
+        return getattr(provisioner, "pid", None)
+
+    @classmethod
+    async def start(cls, launch: KernelLaunch, startup_timeout: float) -> Kernel:
+        """A kernel that has answered ``kernel_info``; KernelDied if it can't get there in time."""
+        home = Path(tempfile.mkdtemp(prefix="ganymede-kernel-"))
+        manager = AsyncKernelManager(
+            kernel_name=launch.kernel_name,
+            transport="ipc",
+            ip=str(home / "ipc"),
+            connection_file=str(home / "kernel.json"),
+        )
+        env = {**os.environ, **launch.env}
+        try:
+            await manager.start_kernel(cwd=str(launch.cwd), env=env)
+        except OSError as error:
+            shutil.rmtree(home, ignore_errors=True)
+            raise KernelDied(f"kernel {launch.kernel_name} could not start: {error}") from None
+        client = manager.client()
+        client.start_channels(shell=True, iopub=True, stdin=False, hb=False, control=False)
+        kernel = cls(manager, client, home)
+        try:
+            await kernel._handshake(launch.kernel_name, startup_timeout)
+        except BaseException:
+            await kernel.kill()
+            raise
+        return kernel
+
+    async def _handshake(self, kernel_name: str, startup_timeout: float) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + startup_timeout
+        reply: Mapping[str, Any] | None = None
+        iopub_live = False
+
+        def on_message(channel: str, message: Mapping[str, Any]) -> None:
+            nonlocal reply, iopub_live
+            if channel == "iopub":
+                iopub_live = True
+            elif message["msg_type"] == "kernel_info_reply":
+                reply = message["content"]
+
+        while reply is None or not iopub_live:
+            if loop.time() >= deadline:
+                raise KernelDied(
+                    f"kernel {kernel_name} did not answer within {startup_timeout:g} s of starting"
+                )
+            self.client.kernel_info()
+            resend_at = min(loop.time() + HANDSHAKE_RESEND, deadline)
+            await self._receive(
+                on_message, until=resend_at, done=lambda: reply is not None and iopub_live
+            )
+            if not await self.manager.is_alive():
+                raise KernelDied(
+                    f"kernel {kernel_name} exited while starting (exit code {self.exit_code()})"
+                )
+        self.info = dict(reply)
+
+    async def execute(
+        self,
+        code: str,
+        on_iopub: IopubHandler,
+        *,
+        timeout: float | None,
+        stop_on_error: bool,
+    ) -> dict[str, Any]:
+        """Run ``code``; the ``execute_reply`` content once the reply AND iopub ``idle`` are in.
+
+        Waiting for both is what makes the outputs complete: the reply can overtake the last
+        outputs, which travel on another socket. ``allow_stdin`` is off, so ``input()`` raises
+        StdinNotImplementedError in the kernel instead of waiting forever for an answer.
+        """
+        msg_id = self.client.execute(
+            code, allow_stdin=False, stop_on_error=stop_on_error, store_history=True
+        )
+        reply: dict[str, Any] | None = None
+        idle = False
+
+        def on_message(channel: str, message: Mapping[str, Any]) -> None:
+            nonlocal reply, idle
+            if message["parent_header"].get("msg_id") != msg_id:
+                return
+            msg_type = message["msg_type"]
+            if channel == "shell":
+                if msg_type == "execute_reply":
+                    reply = dict(message["content"])
+            elif msg_type == "status":
+                idle = idle or message["content"].get("execution_state") == "idle"
+            else:
+                on_iopub(msg_type, message["content"])
+
+        def finished() -> bool:
+            return reply is not None and idle
+
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while not finished():
+            if deadline is not None and loop.time() >= deadline:
+                raise RunTimeout(f"ran longer than {timeout:g} s")
+            check_at = loop.time() + LIVENESS_INTERVAL
+            if deadline is not None:
+                check_at = min(check_at, deadline)
+            await self._receive(on_message, until=check_at, done=finished)
+            if finished():
+                break
+            if not await self.manager.is_alive():
+                # what it printed before dying is already in the sockets: keep it
+                await self._receive(on_message, until=loop.time(), done=finished)
+                raise KernelDied(f"the kernel died (exit code {self.exit_code()})")
+        return reply
+
+    async def _receive(self, on_message: MessageHandler, *, until: float, done: Done) -> None:
+        """Hand arriving messages to ``on_message`` until ``done()`` or ``until`` (loop time).
+
+        Returning at ``until`` even while messages keep coming lets the caller check the
+        deadline and the kernel's pulse during a flood of output.
+        """
+        loop = asyncio.get_running_loop()
+        session = self.client.session
+        while not done():
+            remaining_ms = max(0, int((until - loop.time()) * 1000))
+            ready = await self._poller.poll(remaining_ms)
+            if not ready:
+                return
+            for socket, _ in ready:
+                name, channel = self._channels[socket]
+                frames = await channel.socket.recv_multipart()
+                _, frames = session.feed_identities(frames)
+                on_message(name, session.deserialize(frames))
+            if loop.time() >= until:
+                return
+
+    def exit_code(self) -> int | None:
+        process = getattr(self.manager.provisioner, "process", None)
+        return None if process is None else process.poll()
+
+    async def interrupt(self) -> None:
+        if await self.manager.is_alive():
+            await self.manager.interrupt_kernel()
+
+    async def kill(self) -> None:
+        """Kill the kernel at once and remove its connection and socket files.
+
+        The SIGKILL goes out first and its exit is polled finely, so ``shutdown_kernel`` finds
+        the process gone and skips its own 0.1 s polling; nothing here waits for a graceful exit.
+        """
+        self.client.stop_channels()
+        try:
+            if await self.manager.is_alive():
+                await self.manager.signal_kernel(signal.SIGKILL)
+                await self._wait_for_exit()
+            await self.manager.shutdown_kernel(now=True)
+        finally:
+            shutil.rmtree(self.home, ignore_errors=True)
+
+    async def _wait_for_exit(self) -> None:
+        loop = asyncio.get_running_loop()
+        give_up_at = loop.time() + EXIT_WAIT_LIMIT
+        while await self.manager.is_alive() and loop.time() < give_up_at:
+            await asyncio.sleep(EXIT_POLL_INTERVAL)

@@ -1,0 +1,65 @@
+"""What a run is asked to do, what it reports while running, and what it ends with."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+RunStatus = Literal["ok", "error", "timeout", "dead"]
+EventKind = Literal["started", "cell", "finished"]
+
+
+@dataclass
+class RunRequest:
+    """One notebook to run headlessly, with everything that shapes the run."""
+
+    path: Path
+    """The notebook file: named in messages; its directory is the default working directory."""
+    notebook: dict[str, Any]
+    """nbformat-4 JSON as parsed; never modified (the outcome carries the executed copy)."""
+    params: dict[str, Any] = field(default_factory=dict)
+    """JSON data; reaches the kernel as ``GANYMEDE_PARAMS`` and, for Python, the injected cell."""
+    kernel_name: str | None = None
+    """Overrides the notebook's kernelspec; with neither, python3 runs it (with a warning)."""
+    timeout: float | None = None
+    """Seconds each cell may run; None for no limit."""
+    startup_timeout: float = 60.0
+    cwd: Path | None = None
+    """The kernel's working directory; None for the notebook's directory."""
+    allow_errors: bool = False
+    """Run every cell even after one raises (the run is then ok, with a warning per error)."""
+    inject: bool = True
+    """Add the papermill-compatible injected-parameters cell (Python kernels only)."""
+
+
+@dataclass
+class RunOutcome:
+    """How a run ended, with the executed notebook (outputs up to any failure)."""
+
+    request: RunRequest
+    status: RunStatus
+    notebook: dict[str, Any]
+    results: dict[str, Any]
+    error: dict[str, Any] | None
+    """``{"cell_index","cell_id","ename","evalue","traceback"}`` when a cell raised;
+    ``{"message"}`` otherwise (plus ``cell_index``/``cell_id`` when a cell was running)."""
+    duration: float
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RunEvent:
+    """Progress of one run, for a progress bar or log lines.
+
+    ``started`` when the notebook begins (its kernel may still be warming); ``cell`` after each
+    executed cell, ``cell_index`` being its index in ``notebook["cells"]`` of the executed
+    notebook (of ``cell_count`` cells, the injected cell included); ``finished`` when the
+    outcome is ready, before its kernel is cleaned up.
+    """
+
+    kind: EventKind
+    request: RunRequest
+    cell_count: int
+    cell_index: int | None = None
+    outcome: RunOutcome | None = None

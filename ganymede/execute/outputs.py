@@ -1,0 +1,123 @@
+"""Turning a kernel's iopub messages into nbformat outputs, as JupyterLab shows them.
+
+Pure logic: the runner hands each message's type and content to the cell's ``CellOutputs``; the
+outputs end up exactly as a person watching the run in JupyterLab would have seen them (streams
+joined, carriage returns applied, deferred clears, displays updated in place).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+_OVERWRITTEN_LINE = re.compile(r"[^\n]*\r(?=[^\n])")
+_ERASED_CHARACTER = re.compile(r"[^\n]\x08")
+
+
+def apply_terminal_controls(text: str) -> str:
+    """Text as a terminal leaves it: ``\\r`` rewinds the line, backspace erases a character.
+
+    Progress bars (tqdm and the like) redraw one line thousands of times; without this a
+    headless run would store every frame in the notebook.
+    """
+    text = _OVERWRITTEN_LINE.sub("", text)
+    while True:
+        erased = _ERASED_CHARACTER.sub("", text)
+        if erased == text:
+            return text
+        text = erased
+
+
+class DisplayRegistry:
+    """Every output of a run that carries a display id, so an update can rewrite all of them.
+
+    ``update_display_data`` targets outputs by ``transient.display_id``, also in cells that
+    finished earlier, so one registry lives for the whole run. It holds the output dicts
+    themselves: an update rewrites them in place, and an output a clear removed from its cell is
+    simply no longer seen.
+    """
+
+    def __init__(self) -> None:
+        self._outputs: dict[str, list[dict[str, Any]]] = {}
+
+    def register(self, display_id: str, output: dict[str, Any]) -> None:
+        self._outputs.setdefault(display_id, []).append(output)
+
+    def update(self, display_id: str, data: Mapping[str, Any], metadata: Mapping[str, Any]) -> None:
+        for output in self._outputs.get(display_id, []):
+            output["data"] = dict(data)
+            output["metadata"] = dict(metadata)
+
+
+class CellOutputs:
+    """The outputs of one cell, built from the iopub messages its execution produced."""
+
+    def __init__(self, outputs: list[dict[str, Any]], displays: DisplayRegistry) -> None:
+        self.outputs = outputs
+        self.displays = displays
+        self.execution_count: int | None = None
+        self._clear_before_next_output = False
+
+    def handle(self, msg_type: str, content: Mapping[str, Any]) -> None:
+        """Apply one iopub message (of this cell's execution) to the outputs."""
+        if msg_type == "stream":
+            self._add_stream(content.get("name", "stdout"), content.get("text", ""))
+        elif msg_type in ("display_data", "execute_result"):
+            self._add_display(msg_type, content)
+        elif msg_type == "error":
+            self._add(
+                {
+                    "output_type": "error",
+                    "ename": content.get("ename", ""),
+                    "evalue": content.get("evalue", ""),
+                    "traceback": list(content.get("traceback", [])),
+                }
+            )
+        elif msg_type == "update_display_data":
+            display_id = (content.get("transient") or {}).get("display_id")
+            if display_id:
+                self.displays.update(
+                    display_id, content.get("data", {}), content.get("metadata", {})
+                )
+        elif msg_type == "clear_output":
+            if content.get("wait"):
+                self._clear_before_next_output = True
+            else:
+                self._clear()
+        elif msg_type == "execute_input":
+            self.execution_count = content.get("execution_count", self.execution_count)
+
+    def _add_stream(self, name: str, text: str) -> None:
+        previous = self.outputs[-1] if self.outputs else None
+        if (
+            not self._clear_before_next_output
+            and previous is not None
+            and previous["output_type"] == "stream"
+            and previous["name"] == name
+        ):
+            previous["text"] = apply_terminal_controls(previous["text"] + text)
+            return
+        self._add({"output_type": "stream", "name": name, "text": apply_terminal_controls(text)})
+
+    def _add_display(self, msg_type: str, content: Mapping[str, Any]) -> None:
+        output: dict[str, Any] = {
+            "output_type": msg_type,
+            "data": dict(content.get("data", {})),
+            "metadata": dict(content.get("metadata", {})),
+        }
+        if msg_type == "execute_result":
+            output["execution_count"] = content.get("execution_count", self.execution_count)
+        self._add(output)
+        display_id = (content.get("transient") or {}).get("display_id")
+        if display_id:
+            self.displays.register(display_id, output)
+
+    def _add(self, output: dict[str, Any]) -> None:
+        if self._clear_before_next_output:
+            self._clear()
+        self.outputs.append(output)
+
+    def _clear(self) -> None:
+        self.outputs.clear()
+        self._clear_before_next_output = False

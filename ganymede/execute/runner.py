@@ -1,0 +1,275 @@
+"""Running notebooks headlessly: one fresh kernel per notebook, the next one already warming.
+
+Kernel start-up is most of a short run, so ``run_notebooks`` starts the kernel for the next
+request while up to ``jobs`` notebooks run, and kills each kernel in the background once its
+outcome is ready; it returns only when every kernel it started is gone. Kernels are never
+reused: state left by one notebook must not leak into the next.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+
+from ganymede.errors import KernelDied, RunTimeout, UsageError
+from ganymede.execute.kernel import Kernel, KernelLaunch
+from ganymede.execute.model import RunEvent, RunOutcome, RunRequest, RunStatus
+from ganymede.execute.outputs import CellOutputs, DisplayRegistry
+from ganymede.execute.parameters import has_tag, inject_parameters
+from ganymede.kernel import PARAMS_VARIABLE
+from ganymede.notebook.provenance import run_stamp
+from ganymede.notebook.results import read_results
+
+DEFAULT_KERNEL = "python3"
+RAISES_EXCEPTION_TAG = "raises-exception"
+
+EventHandler = Callable[[RunEvent], None]
+
+
+@dataclass
+class _Plan:
+    """A request made ready to run: the notebook to execute and the kernel to run it on."""
+
+    request: RunRequest
+    notebook: dict[str, Any]
+    kernel_name: str
+    launch: KernelLaunch | None
+    """None when the kernel cannot be started at all (``failure`` says why)."""
+    failure: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+async def run_notebook(request: RunRequest, on_event: EventHandler | None = None) -> RunOutcome:
+    """Run one notebook; see ``run_notebooks``."""
+    [outcome] = await run_notebooks([request], jobs=1, on_event=on_event)
+    return outcome
+
+
+async def run_notebooks(
+    requests: list[RunRequest], jobs: int = 1, on_event: EventHandler | None = None
+) -> list[RunOutcome]:
+    """Run notebooks, at most ``jobs`` at once; their outcomes in request order.
+
+    A notebook's failure is its outcome's status, never an exception; UsageError (raised before
+    any kernel starts) means a request itself is malformed, such as a parameter that is not JSON.
+    """
+    if jobs < 1:
+        raise UsageError(f"jobs must be at least 1, got {jobs}")
+    specs = KernelSpecManager()
+    plans = [_plan(request, specs) for request in requests]
+    emit = on_event or (lambda event: None)
+    warming = asyncio.Semaphore(jobs + 1)
+    running = asyncio.Semaphore(jobs)
+    cleanups: list[asyncio.Task[None]] = []
+
+    async def run_planned(plan: _Plan) -> RunOutcome:
+        if plan.launch is None:
+            return _unstartable(plan, emit)
+        async with warming:
+            starting = asyncio.ensure_future(
+                Kernel.start(plan.launch, plan.request.startup_timeout)
+            )
+            try:
+                async with running:
+                    return await _execute(plan, starting, emit)
+            finally:
+                cleanups.append(asyncio.ensure_future(_dispose(starting)))
+
+    runs = [asyncio.ensure_future(run_planned(plan)) for plan in plans]
+    try:
+        return list(await asyncio.gather(*runs))
+    finally:
+        for run in runs:
+            run.cancel()
+        await asyncio.gather(*runs, return_exceptions=True)
+        await asyncio.shield(asyncio.gather(*cleanups, return_exceptions=True))
+
+
+async def _dispose(starting: asyncio.Future[Kernel]) -> None:
+    """Kill the kernel of a finished run; a start still under way is cancelled (it cleans up)."""
+    starting.cancel()
+    try:
+        kernel = await starting
+    except (asyncio.CancelledError, KernelDied):
+        return  # never started, or already reported in the run's outcome
+    await kernel.kill()
+
+
+def _plan(request: RunRequest, specs: KernelSpecManager) -> _Plan:
+    notebook = copy.deepcopy(dict(request.notebook))
+    metadata = notebook.setdefault("metadata", {})
+    warnings: list[str] = []
+    kernel_name = request.kernel_name or (metadata.get("kernelspec") or {}).get("name")
+    if not kernel_name:
+        kernel_name = DEFAULT_KERNEL
+        warnings.append(f"no kernelspec in {request.path}: running on {DEFAULT_KERNEL}")
+    params_json = _params_json(request.params)
+    try:
+        spec = specs.get_kernel_spec(kernel_name)
+    except NoSuchKernel:
+        available = ", ".join(sorted(specs.find_kernel_specs())) or "none"
+        failure = f"no such kernel: {kernel_name} (available: {available})"
+        return _Plan(request, notebook, kernel_name, None, failure, warnings)
+    language = (spec.language or "").lower()
+    if request.inject and language == "python":
+        notebook = inject_parameters(notebook, request.params)
+        metadata = notebook["metadata"]
+    if not metadata.get("kernelspec"):
+        metadata["kernelspec"] = {
+            "name": kernel_name,
+            "display_name": spec.display_name,
+            "language": spec.language,
+        }
+    for cell in notebook.get("cells", []):
+        if cell.get("cell_type") == "code":
+            cell["outputs"] = []
+            cell["execution_count"] = None
+    launch = KernelLaunch(
+        kernel_name=kernel_name,
+        cwd=(request.cwd or request.path.parent).resolve(),
+        env={PARAMS_VARIABLE: params_json, "JPY_SESSION_NAME": str(request.path.resolve())},
+    )
+    return _Plan(request, notebook, kernel_name, launch, None, warnings)
+
+
+def _params_json(params: dict[str, Any]) -> str:
+    try:
+        return json.dumps(params, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise UsageError(f"parameters must be JSON data: {error}") from None
+
+
+def _unstartable(plan: _Plan, emit: EventHandler) -> RunOutcome:
+    cell_count = len(plan.notebook.get("cells", []))
+    emit(RunEvent("started", plan.request, cell_count))
+    now = _utc_now()
+    error = {"message": plan.failure}
+    outcome = _outcome(plan, "dead", error, started=now, ended=now, duration=0.0)
+    emit(RunEvent("finished", plan.request, cell_count, outcome=outcome))
+    return outcome
+
+
+async def _execute(plan: _Plan, starting: asyncio.Future[Kernel], emit: EventHandler) -> RunOutcome:
+    """Run the plan's cells in order on its kernel, stopping at the first failure."""
+    request, notebook = plan.request, plan.notebook
+    cells: list[dict[str, Any]] = notebook.get("cells", [])
+    started, clock = _utc_now(), time.perf_counter()
+    emit(RunEvent("started", request, len(cells)))
+    status: RunStatus = "ok"
+    error: dict[str, Any] | None = None
+    try:
+        kernel = await starting
+    except KernelDied as died:
+        status, error = "dead", {"message": str(died)}
+    else:
+        if "language_info" in kernel.info:
+            notebook["metadata"]["language_info"] = kernel.info["language_info"]
+        status, error = await _execute_cells(plan, kernel, emit)
+    duration = time.perf_counter() - clock
+    outcome = _outcome(plan, status, error, started=started, ended=_utc_now(), duration=duration)
+    emit(RunEvent("finished", request, len(cells), outcome=outcome))
+    return outcome
+
+
+async def _execute_cells(
+    plan: _Plan, kernel: Kernel, emit: EventHandler
+) -> tuple[RunStatus, dict[str, Any] | None]:
+    request = plan.request
+    cells: list[dict[str, Any]] = plan.notebook.get("cells", [])
+    displays = DisplayRegistry()
+    for index, cell in enumerate(cells):
+        source = _source(cell)
+        if cell.get("cell_type") != "code" or not source.strip():
+            continue
+        may_raise = request.allow_errors or has_tag(cell, RAISES_EXCEPTION_TAG)
+        where = {"cell_index": index, "cell_id": cell.get("id")}
+        collector = CellOutputs(cell["outputs"], displays)
+        try:
+            reply = await kernel.execute(
+                source, collector.handle, timeout=request.timeout, stop_on_error=not may_raise
+            )
+        except RunTimeout as timed_out:
+            await kernel.interrupt()
+            return "timeout", {**where, "message": f"{_cell_name(index, cell)} {timed_out}"}
+        except KernelDied as died:
+            return "dead", {**where, "message": f"{died} while running {_cell_name(index, cell)}"}
+        finally:
+            cell["execution_count"] = collector.execution_count
+        if reply.get("execution_count") is not None:
+            cell["execution_count"] = reply["execution_count"]
+        emit(RunEvent("cell", request, len(cells), cell_index=index))
+        if reply.get("status") == "error":
+            failure = {
+                **where,
+                "ename": reply.get("ename", ""),
+                "evalue": reply.get("evalue", ""),
+                "traceback": list(reply.get("traceback", [])),
+            }
+            if not may_raise:
+                return "error", failure
+            if request.allow_errors:
+                plan.warnings.append(
+                    f"{request.path}: {_cell_name(index, cell)} raised "
+                    f"{failure['ename']}: {failure['evalue']} (errors allowed)"
+                )
+    return "ok", None
+
+
+def _outcome(
+    plan: _Plan,
+    status: RunStatus,
+    error: dict[str, Any] | None,
+    *,
+    started: str,
+    ended: str,
+    duration: float,
+) -> RunOutcome:
+    notebook = plan.notebook
+    notebook["metadata"] = run_stamp(
+        notebook.get("metadata", {}),
+        params=plan.request.params,
+        started=started,
+        ended=ended,
+        duration=round(duration, 3),
+        status=status,
+        kernel=plan.kernel_name,
+        error=_stamped_error(error),
+    )
+    return RunOutcome(
+        request=plan.request,
+        status=status,
+        notebook=notebook,
+        results=read_results(notebook.get("cells", [])),
+        error=error,
+        duration=duration,
+        warnings=plan.warnings,
+    )
+
+
+def _stamped_error(error: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The error as the notebook records it: the traceback is already in the failing cell."""
+    if error is None:
+        return None
+    return {key: value for key, value in error.items() if key != "traceback"}
+
+
+def _source(cell: dict[str, Any]) -> str:
+    source = cell.get("source", "")
+    return "".join(source) if isinstance(source, list) else source
+
+
+def _cell_name(index: int, cell: dict[str, Any]) -> str:
+    cell_id = cell.get("id")
+    return f"cell {index}" + (f" (id {cell_id})" if cell_id else "")
+
+
+def _utc_now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
