@@ -1,0 +1,136 @@
+"""Build and run the ServerApp that ``ganymede serve`` is.
+
+jupyter_server supplies the contents, kernels, sessions, terminals, events and identity APIs,
+token auth and the JupyterLab page; Ganymede's extension adds its own services beside them.
+Everything the CLI resolved becomes ``--Class.trait=value`` arguments placed before the user's
+own pass-through options, so those win, and both win over jupyter_server's config files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import socket
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+
+from jupyter_server.serverapp import ServerApp
+from tornado.netutil import bind_sockets
+
+from ganymede.serve.contents import GanymedeContentsManager
+
+EXTENSION = "ganymede.serve.extension"
+# Their endpoints (collaboration rooms, file ids, execution into rooms) would collide with ours.
+DISABLED_EXTENSIONS = ("jupyter_server_ydoc", "jupyter_server_fileid", "jupyter_server_documents")
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """What ``ganymede serve`` settled on from its flags, ``ganymede.toml`` and defaults."""
+
+    root: Path
+    ip: str
+    port: int
+    open_browser: bool
+    token: str | None = None
+    config_file: Path | None = None
+    gateway_url: str | None = None
+    allow_root: bool = False
+    extra_args: list[str] = field(default_factory=list)
+
+
+def server_argv(options: ServeOptions) -> list[str]:
+    """The ServerApp command line for ``options``; pass-through arguments come last and win."""
+    argv = [
+        f"--ServerApp.root_dir={options.root}",
+        f"--ServerApp.ip={options.ip}",
+        f"--ServerApp.port={options.port}",
+        f"--ServerApp.open_browser={options.open_browser}",
+    ]
+    if options.token is not None:
+        argv.append(f"--IdentityProvider.token={options.token}")
+    if options.config_file is not None:
+        argv.append(f"--GanymedeExtension.ganymede_toml={options.config_file}")
+    if options.gateway_url is not None:
+        argv.append(f"--GatewayClient.url={options.gateway_url}")
+    if options.allow_root:
+        argv.append("--ServerApp.allow_root=True")
+    return [*argv, *options.extra_args]
+
+
+def server_extensions() -> dict[str, bool]:
+    enabled = {"jupyterlab": True, EXTENSION: True}
+    return enabled | dict.fromkeys(DISABLED_EXTENSIONS, False)
+
+
+class GanymedeServerApp(ServerApp):
+    """jupyter_server's ServerApp with three changes a served person or a test needs.
+
+    - Ctrl-C stops at once, with no "Shut down this server (y/[n])?" prompt; a second Ctrl-C
+      abandons the clean stop.
+    - ``--port 0`` keeps the socket the OS bound instead of closing it and binding the number
+      again, so no other process can take the port in between.
+    - The URL, token included, is printed on stdout, apart from the log lines on stderr.
+    """
+
+    _held_sockets: list[socket.socket] | None = None
+
+    def init_signal(self) -> None:
+        super().init_signal()
+        signal.signal(signal.SIGINT, self._stop_on_interrupt)
+
+    def _stop_on_interrupt(self, signum: int, frame: FrameType | None) -> None:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        self._signal_stop(signum, frame)
+
+    def _find_http_port(self) -> None:
+        if self.port != 0 or self.sock:
+            super()._find_http_port()
+            return
+        self._held_sockets = bind_sockets(0, self.ip)
+        self.port = self._held_sockets[0].getsockname()[1]
+
+    def _bind_http_server_tcp(self) -> bool:
+        if self._held_sockets is None:
+            return bool(super()._bind_http_server_tcp())
+        self.http_server.add_sockets(self._held_sockets)
+        return True
+
+    def start_app(self) -> None:
+        super().start_app()
+        print(f"ganymede: serving {self.root_dir} at {self.url_with_token}", flush=True)
+
+    @property
+    def url_with_token(self) -> str:
+        """The page to open, with the token in full (jupyter_server masks one it did not make)."""
+        parts = urllib.parse.urlsplit(self.connection_url)
+        token = self.identity_provider.token
+        query = urllib.parse.urlencode({"token": token}) if token else ""
+        return parts._replace(path=self.default_url, query=query).geturl()
+
+
+def use_uvloop() -> None:
+    """Run the server's event loop on uvloop where it is installed."""
+    try:
+        import uvloop
+    except ImportError:
+        return
+    asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
+
+
+def serve(options: ServeOptions) -> None:
+    """Run the server until it is stopped (Ctrl-C, SIGTERM, or the shutdown API).
+
+    The defaults given here as traits (JupyterLab's page, the contents manager) yield to
+    jupyter_server config files; the arguments from ``server_argv`` do not.
+    """
+    use_uvloop()
+    app = GanymedeServerApp.instance(
+        jpserver_extensions=server_extensions(),
+        contents_manager_class=GanymedeContentsManager,
+        default_url="/lab",
+    )
+    app.initialize(argv=server_argv(options))
+    app.start()

@@ -1,0 +1,44 @@
+"""What the server extension shares with its handlers: config, root, file ids, stop hooks."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ganymede.config import Config
+from ganymede.fileid import FileIdStore
+
+SETTINGS_KEY = "ganymede_context"
+
+StopHook = Callable[[], Awaitable[None]]
+
+
+@dataclass
+class GanymedeContext:
+    """One per server; handlers find it as ``self.settings[SETTINGS_KEY]``."""
+
+    config: Config
+    root: Path
+    file_ids: FileIdStore
+    log: logging.Logger
+    _stop_hooks: list[StopHook] = field(default_factory=list)
+
+    def on_stop(self, hook: StopHook) -> None:
+        """Run ``hook`` when the server stops, before its kernels are shut down.
+
+        Hooks run newest first, so what was started last (rooms saving their edits) finishes
+        before what it depends on.
+        """
+        self._stop_hooks.append(hook)
+
+    async def stop(self) -> None:
+        """Run every stop hook, even when one fails, then close the file id store."""
+        for hook in reversed(self._stop_hooks):
+            try:
+                await hook()
+            except Exception:
+                self.log.exception("ganymede: a stop step failed")
+        self._stop_hooks.clear()
+        self.file_ids.close()

@@ -1,0 +1,63 @@
+"""Ganymede's jupyter_server extension: builds the context, adds the handlers, stops cleanly.
+
+Enabled by ``ganymede serve``; it also loads into a plain ``jupyter server`` listing
+``ganymede.serve.extension`` in ``jpserver_extensions``, reading ``ganymede.toml`` itself.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from jupyter_server.extension.application import ExtensionApp
+from traitlets import Unicode
+
+from ganymede.config import load_config
+from ganymede.fileid import FileIdStore
+from ganymede.serve.contents import GanymedeContentsManager
+from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
+from ganymede.serve.handlers import default_handlers
+
+
+class GanymedeExtension(ExtensionApp):
+    name = "ganymede"
+    load_other_extensions = True
+
+    ganymede_toml = Unicode(
+        "",
+        help="The ganymede.toml to read; empty: <root>/ganymede.toml, else the Jupyter config dir.",
+    ).tag(config=True)
+
+    context: GanymedeContext | None = None
+
+    def initialize_settings(self) -> None:
+        assert self.serverapp is not None
+        root = Path(self.serverapp.root_dir).resolve()
+        config = load_config(Path(self.ganymede_toml) if self.ganymede_toml else None, root)
+        file_ids = FileIdStore(root, log=self.log)
+        self.context = GanymedeContext(config=config, root=root, file_ids=file_ids, log=self.log)
+        self.settings[SETTINGS_KEY] = self.context
+        if config.serve.server_side_execution:
+            # JupyterLab's cell executor posts runs to the server only when this reads "true".
+            page_config = self.serverapp.web_app.settings.setdefault("page_config_data", {})
+            page_config["serverSideExecution"] = "true"
+        contents_manager = self.serverapp.contents_manager
+        if isinstance(contents_manager, GanymedeContentsManager):
+            contents_manager.file_ids = file_ids
+        else:
+            self.log.warning(
+                "ganymede: contents manager %s does not move file ids on rename or delete",
+                type(contents_manager).__name__,
+            )
+
+    def initialize_handlers(self) -> None:
+        self.handlers.extend(default_handlers)
+
+    async def stop_extension(self) -> None:
+        """Runs before jupyter_server shuts kernels down: rooms save their edits here."""
+        if self.context is not None:
+            await self.context.stop()
+
+
+def _jupyter_server_extension_points() -> list[dict[str, Any]]:
+    return [{"module": __name__, "app": GanymedeExtension}]

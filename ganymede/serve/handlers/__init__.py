@@ -1,0 +1,7 @@
+"""REST handlers, one module per service, each with a ``default_handlers`` URL table."""
+
+from __future__ import annotations
+
+from ganymede.serve.handlers import fileid
+
+default_handlers = [*fileid.default_handlers]

@@ -1,0 +1,111 @@
+"""A real ``ganymede serve`` on a loopback port the server bound itself (``--port 0``).
+
+The server prints its URL on stdout once it listens, so tests wait on that line rather than on
+time; the port it chose is also in its ``jpserver-<pid>.json`` runtime file.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import urllib.parse
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+SERVING = "ganymede: serving "
+STOP_TIMEOUT = 60
+
+
+@dataclass
+class RunningServer:
+    process: subprocess.Popen[str]
+    root: Path
+    url: str
+    log: Path
+
+    @property
+    def base(self) -> str:
+        """``http://127.0.0.1:PORT/<base_url>``, the prefix every API path goes under."""
+        parts = urllib.parse.urlsplit(self.url)
+        base_path = parts.path.rsplit("lab", 1)[0]
+        return f"{parts.scheme}://{parts.netloc}{base_path}"
+
+    @property
+    def port(self) -> int:
+        return urllib.parse.urlsplit(self.url).port or 80
+
+    @property
+    def token(self) -> str:
+        return urllib.parse.parse_qs(urllib.parse.urlsplit(self.url).query)["token"][0]
+
+    def client(self, authenticated: bool = True) -> httpx.Client:
+        headers = {"Authorization": f"token {self.token}"} if authenticated else {}
+        return httpx.Client(base_url=self.base, headers=headers, timeout=30)
+
+    def interrupt(self) -> int:
+        """Ctrl-C, once, and the exit status."""
+        self.process.send_signal(signal.SIGINT)
+        return self.process.wait(timeout=STOP_TIMEOUT)
+
+
+def jupyter_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment for a server whose Jupyter dirs live under ``home``."""
+    env = dict(os.environ)
+    for name in ("data", "runtime", "config"):
+        (home / name).mkdir(parents=True, exist_ok=True)
+        env[f"JUPYTER_{name.upper()}_DIR"] = str(home / name)
+    env.pop("JUPYTER_TOKEN", None)
+    env.update(extra)
+    return env
+
+
+def serve_command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "ganymede", "serve", *args]
+
+
+def start_server(root: Path, env: dict[str, str], *args: str) -> RunningServer:
+    log = Path(env["JUPYTER_RUNTIME_DIR"]).parent / "server.log"
+    with log.open("w") as stderr:
+        process = subprocess.Popen(
+            serve_command(str(root), "--port", "0", "--no-browser", *args),
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            text=True,
+            env=env,
+        )
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.startswith(SERVING):
+            return RunningServer(process, root, line.rsplit(" at ", 1)[1].strip(), log)
+    process.wait(timeout=STOP_TIMEOUT)
+    pytest.fail(f"ganymede serve exited {process.returncode}:\n{log.read_text()}")
+
+
+def stop_server(server: RunningServer) -> None:
+    if server.process.poll() is None:
+        server.interrupt()
+    assert server.process.stdout is not None
+    server.process.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
+    """One server per test module; tests use their own files under its root."""
+    home = tmp_path_factory.mktemp("server")
+    root = home / "root"
+    root.mkdir()
+    running = start_server(root, jupyter_env(home / "jupyter"))
+    yield running
+    stop_server(running)
+
+
+@pytest.fixture
+def api(server: RunningServer) -> Iterator[httpx.Client]:
+    with server.client() as client:
+        yield client
