@@ -18,8 +18,8 @@ Headers are compact JSON with sorted keys. Code and outputs are fenced; markdown
 are not. Where nb-cli's frame breaks, this one holds:
 
 - **Fences** are one backtick longer than the longest backtick run inside (at least three), so a
-  source containing ```` ``` ```` is fenced with ```` ```` ````. A reader takes the opening fence
-  and reads up to the first line equal to it.
+  source containing three backticks is fenced with four. A reader takes the opening fence and
+  reads up to the first line equal to it.
 - **Markdown and raw lines starting with ``@@``** (after any backslashes) get one more leading
   backslash: ``@@x`` is shown as ``\\@@x`` and ``\\@@x`` as ``\\\\@@x``. Outside fences, every line
   starting with ``@@`` is therefore a header; a reader removes one backslash from lines matching
@@ -27,11 +27,12 @@ are not. Where nb-cli's frame breaks, this one holds:
   shown (the blank line between blocks would swallow them).
 
 One MIME is shown per output, the first present in ``MIME_PRECEDENCE``. Named results come first
-and are always shown as JSON data, never as the HTML a kernel may attach for people. Images
-(PNG, JPEG, GIF) are a header with a ``ref`` and no body; their bytes are returned in
-``Rendering.images`` for the caller to send as image content. Text longer than ``max_text``
-characters shows its first ``max_text`` characters, then a line after the fence saying how many
-more there are and where to read them; such a header gets ``chars`` (the whole length) and
+and are always shown as JSON data, never as the HTML a kernel may attach for people. Streams,
+tracebacks and ``text/plain`` lose their ANSI colour codes. Images (PNG, JPEG, GIF) are a header
+with a ``ref`` and no body; their bytes are returned in ``Rendering.images`` for the caller to
+send as image content (other binary MIMEs get the ``ref`` alone). Text longer than ``max_text``
+characters shows its first ``max_text`` characters, then, after the fence, the line
+``… <rest> more characters: read <ref>``; its header gets ``chars`` (the whole length) and
 ``ref``. A ref is ``notebook://<path>#<cell id>/outputs/<k>`` (the cell's index when it has no id).
 
 Everything here is pure: the caller reads the notebook and sends the text and images.
