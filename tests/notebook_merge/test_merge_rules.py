@@ -261,4 +261,3 @@ def test_the_result_shares_nothing_with_the_inputs() -> None:
     result.notebook["metadata"]["title"]["t"] = 2
 
     assert (base, ours, theirs) == untouched
-
