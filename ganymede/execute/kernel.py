@@ -78,9 +78,13 @@ class Kernel:
         env = {**os.environ, **launch.env}
         try:
             await manager.start_kernel(cwd=str(launch.cwd), env=env)
-        except OSError as error:
+        except BaseException as error:
+            if manager.has_kernel:
+                await manager.shutdown_kernel(now=True)
             shutil.rmtree(home, ignore_errors=True)
-            raise KernelDied(f"kernel {launch.kernel_name} could not start: {error}") from None
+            if isinstance(error, OSError):
+                raise KernelDied(f"kernel {launch.kernel_name} could not start: {error}") from None
+            raise
         client = manager.client()
         client.start_channels(shell=True, iopub=True, stdin=False, hb=False, control=False)
         kernel = cls(manager, client, home)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -24,6 +25,15 @@ def process_gone(pid: int) -> bool:
     except ProcessLookupError:
         return True
     return False
+
+
+def child_pids() -> set[int]:
+    """This process's children (kernels included), from Linux's /proc."""
+    return {
+        int(pid)
+        for children in Path("/proc/self/task").glob("*/children")
+        for pid in children.read_text().split()
+    }
 
 
 def assert_valid(outcome: RunOutcome) -> None:
@@ -103,6 +113,7 @@ async def test_a_raising_cell_stops_the_run_with_its_place_and_traceback(tmp_pat
     assert texts(cells[1]) == ["stdout:partial\n", "error:ValueError"]
     assert (cells[2]["outputs"], cells[2]["execution_count"]) == ([], None)
     assert outcome.results == {"before": 1}
+    assert nb["cells"][2]["execution_count"] == 9, "the request's notebook is left as it was"
     run = outcome.notebook["metadata"]["ganymede"]["run"]
     assert run["status"] == "error"
     assert run["error"]["ename"] == "ValueError"
@@ -316,6 +327,7 @@ async def test_parallel_runs_overlap_and_leave_no_kernel_behind(
 ) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     events: list[tuple[str, str]] = []
+    children_before = child_pids()
     nb = notebook(RESULT_PID, "print('hi')")
     requests = [request(tmp_path, nb, name=f"nb{i}.ipynb") for i in range(6)]
     outcomes = await run_notebooks(
@@ -326,5 +338,28 @@ async def test_parallel_runs_overlap_and_leave_no_kernel_behind(
     pids = {o.results["pid"] for o in outcomes}
     assert len(pids) == 6, "every notebook gets its own kernel"
     assert all(process_gone(pid) for pid in pids)
+    assert child_pids() == children_before
     assert events.index(("started", "nb1.ipynb")) < events.index(("finished", "nb0.ipynb"))
     assert not list(tmp_path.glob("ganymede-kernel-*")), "connection files are removed"
+
+
+async def test_a_cancelled_run_leaves_no_kernel_behind(tmp_path: Path) -> None:
+    pid_file = tmp_path / "pid"
+    nb = notebook(
+        f"import os\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))",
+        "import time\ntime.sleep(60)",
+    )
+    first_cell_done = asyncio.Event()
+
+    def on_event(event: RunEvent) -> None:
+        if event.kind == "cell":
+            first_cell_done.set()
+
+    children_before = child_pids()
+    run = asyncio.ensure_future(run_notebooks([request(tmp_path, nb)] * 3, on_event=on_event))
+    await first_cell_done.wait()
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert process_gone(int(pid_file.read_text()))
+    assert child_pids() == children_before, "the kernel warming for the next run is gone too"
