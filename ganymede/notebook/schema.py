@@ -10,7 +10,6 @@ Notebooks older than nbformat 4 still go through nbformat (rare, and the upgrade
 
 from __future__ import annotations
 
-import copy
 import re
 from typing import Any
 
@@ -51,7 +50,7 @@ def check_notebook(notebook: dict[str, Any]) -> None:
     )
     _require(isinstance(notebook.get("metadata"), dict), "metadata must be an object")
     cells = notebook.get("cells")
-    _require(isinstance(cells, list), "cells must be a list")
+    _require(isinstance(cells, list), "cells is not a list")
     for index, cell in enumerate(cells):
         try:
             _check_cell(cell, ids=minor >= 5)
@@ -62,14 +61,16 @@ def check_notebook(notebook: dict[str, Any]) -> None:
 def _check_cell(cell: Any, *, ids: bool) -> None:
     _require(isinstance(cell, dict), "must be an object")
     cell_type = cell.get("cell_type")
-    _require(cell_type in CELL_TYPES, f"cell_type must be one of {', '.join(CELL_TYPES)}")
+    _require(
+        cell_type in CELL_TYPES, f"cell_type {cell_type!r} is not one of {', '.join(CELL_TYPES)}"
+    )
     _require(_multiline(cell.get("source")), "source must be a string or a list of strings")
     _require(isinstance(cell.get("metadata"), dict), "metadata must be an object")
     if ids:
         cell_id = cell.get("id")
         _require(
             isinstance(cell_id, str) and bool(_CELL_ID.match(cell_id)),
-            "id must be 1-64 letters, digits, '-' or '_'",
+            f"id {cell_id!r} is not 1-64 letters, digits, '-' or '_'",
         )
     if "attachments" in cell:
         _require(cell_type != "code", "code cells have no attachments")
@@ -94,7 +95,7 @@ def _check_cell(cell: Any, *, ids: bool) -> None:
 def _check_output(output: Any) -> None:
     _require(isinstance(output, dict), "must be an object")
     kind = output.get("output_type")
-    _require(kind in OUTPUT_TYPES, f"output_type must be one of {', '.join(OUTPUT_TYPES)}")
+    _require(kind in OUTPUT_TYPES, f"output_type {kind!r} is not one of {', '.join(OUTPUT_TYPES)}")
     if kind == "stream":
         _require(isinstance(output.get("name"), str), "stream name must be a string")
         _require(_multiline(output.get("text")), "stream text must be a string or list of strings")
@@ -138,9 +139,8 @@ def _each_bundle(cell: dict[str, Any]) -> list[dict[str, Any]]:
     return bundles
 
 
-def rejoin_lines(notebook: dict[str, Any]) -> dict[str, Any]:
-    """A copy with every multi-line field as one string (how Jupyter holds notebooks in memory)."""
-    notebook = copy.deepcopy(notebook)
+def rejoin_lines(notebook: dict[str, Any]) -> None:
+    """Make every multi-line field one string, in place (how Jupyter holds notebooks in memory)."""
     for cell in notebook["cells"]:
         if isinstance(cell.get("source"), list):
             cell["source"] = "".join(cell["source"])
@@ -149,12 +149,10 @@ def rejoin_lines(notebook: dict[str, Any]) -> dict[str, Any]:
         for output in cell.get("outputs") or []:
             if isinstance(output.get("text"), list):
                 output["text"] = "".join(output["text"])
-    return notebook
 
 
-def split_lines(notebook: dict[str, Any]) -> dict[str, Any]:
-    """A copy with multi-line text as lists of lines, as Jupyter writes files (diff-friendly)."""
-    notebook = copy.deepcopy(notebook)
+def split_lines(notebook: dict[str, Any]) -> None:
+    """Make multi-line text lists of lines, in place, as Jupyter writes files (diff-friendly)."""
     for cell in notebook["cells"]:
         if isinstance(cell.get("source"), str):
             cell["source"] = cell["source"].splitlines(True)
@@ -163,10 +161,9 @@ def split_lines(notebook: dict[str, Any]) -> dict[str, Any]:
         for output in cell.get("outputs") or []:
             if output.get("output_type") == "stream" and isinstance(output.get("text"), str):
                 output["text"] = output["text"].splitlines(True)
-    return notebook
 
 
-def strip_transient(notebook: dict[str, Any]) -> dict[str, Any]:
+def strip_transient(notebook: dict[str, Any]) -> None:
     """Drop what never belongs in a file (signature, orig_nbformat, per-cell trusted), in place."""
     metadata = notebook.get("metadata") or {}
     for key in ("orig_nbformat", "orig_nbformat_minor", "signature"):
@@ -174,4 +171,3 @@ def strip_transient(notebook: dict[str, Any]) -> dict[str, Any]:
     for cell in notebook.get("cells") or []:
         if isinstance(cell, dict) and isinstance(cell.get("metadata"), dict):
             cell["metadata"].pop("trusted", None)
-    return notebook

@@ -34,7 +34,7 @@ def test_scrapbook_reads_the_same_scraps_as_we_do() -> None:
     for cell in notebook["cells"]:
         for output in cell.get("outputs", []):
             output.get("data", {}).pop(RESULT_MIME, None)
-    reference = scrapbook.read_notebook(notebook).scraps.data_dict
+    reference = scrapbook.read_notebook(nbformat.from_dict(notebook)).scraps.data_dict
     assert reference == {"config": {"k": "v"}, "label": "first", "total": 4, "legacy": True}
     assert read_results(notebook["cells"]) == reference
 
