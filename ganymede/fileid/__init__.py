@@ -7,7 +7,7 @@ new id the next time it is indexed.
 
 from __future__ import annotations
 
-from ganymede.fileid.paths import api_path_of, normalize_api_path, os_path_of
+from ganymede.fileid.paths import api_path_of, os_path_of
 from ganymede.fileid.store import DB_NAME, FileIdStore, default_db_path
 
 __all__ = [
@@ -15,6 +15,5 @@ __all__ = [
     "FileIdStore",
     "api_path_of",
     "default_db_path",
-    "normalize_api_path",
     "os_path_of",
 ]

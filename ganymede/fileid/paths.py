@@ -1,28 +1,16 @@
-"""API paths (``dir/nb.ipynb``, relative to the served root) and the file system paths they name.
+"""Where an API path's id row points: the path as spelled under the root, symlinks kept.
 
-Pure path arithmetic apart from the one symlink resolution that decides whether a path escapes
-the root; nothing here reads or writes files.
+``ganymede.core.paths`` says what an API path may be; rows keep the spelled path rather than the
+real one so a symlink inside the root is a file of its own. Nothing here reads or writes files
+beyond the one resolution that decides whether a path escapes the root.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from ganymede.core.paths import normalize_api_path
 from ganymede.errors import PathError
-
-
-def normalize_api_path(api_path: str) -> str:
-    """The canonical form of an API path: no leading, trailing or doubled slashes, no ``.``.
-
-    A leading slash means "from the root", as in the contents API. ``..`` is refused outright
-    rather than folded away, so a path never names something other than what it spells.
-    """
-    if "\0" in api_path:
-        raise PathError(api_path, "contains a NUL byte")
-    parts = [part for part in api_path.replace("\\", "/").split("/") if part not in ("", ".")]
-    if ".." in parts:
-        raise PathError(api_path, "climbs out of the root with '..'")
-    return "/".join(parts)
 
 
 def os_path_of(root: Path, api_path: str) -> Path:
@@ -33,7 +21,11 @@ def os_path_of(root: Path, api_path: str) -> Path:
     """
     relative = normalize_api_path(api_path)
     candidate = root / relative if relative else root
-    if not candidate.resolve().is_relative_to(root):
+    try:
+        real = candidate.resolve()
+    except (RuntimeError, OSError) as error:  # a symlink loop; 3.13 raises OSError for it
+        raise PathError(api_path, f"cannot be resolved ({error})") from None
+    if not real.is_relative_to(root):
         raise PathError(api_path, "resolves outside the root")
     return candidate
 

@@ -22,8 +22,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from ganymede.core.paths import normalize_api_path
 from ganymede.errors import NotebookNotFound
-from ganymede.fileid.paths import api_path_of, normalize_api_path, os_path_of
+from ganymede.fileid.paths import api_path_of, os_path_of
 
 DB_NAME = "ganymede_file_ids.db"
 SCHEMA = "CREATE TABLE IF NOT EXISTS file_ids (id TEXT PRIMARY KEY, path TEXT NOT NULL UNIQUE)"
@@ -195,6 +196,8 @@ class FileIdStore:
             try:
                 with self._db:
                     return operation(self._db)
+            except sqlite3.ProgrammingError:
+                raise  # a closed store or a bad query: ours to fix, not the database's
             except sqlite3.Error as error:
                 if self._in_memory:
                     raise

@@ -6,17 +6,22 @@ time; the port it chose is also in its ``jpserver-<pid>.json`` runtime file.
 
 from __future__ import annotations
 
+import asyncio
+import json
 import os
 import signal
 import subprocess
 import sys
 import urllib.parse
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
+from tornado.httpclient import HTTPRequest
+from tornado.websocket import websocket_connect
 
 SERVING = "ganymede: serving "
 STOP_TIMEOUT = 60
@@ -48,6 +53,29 @@ class RunningServer:
         headers = {"Authorization": f"token {self.token}"} if authenticated else {}
         return httpx.Client(base_url=self.base, headers=headers, timeout=30)
 
+    def kernel_info(self, kernel_id: str) -> dict[str, object]:
+        """Ask a kernel for its info over the kernel websocket, as JupyterLab would."""
+        return asyncio.run(self._kernel_info(kernel_id))
+
+    async def _kernel_info(self, kernel_id: str) -> dict[str, object]:
+        url = self.base.replace("http", "ws", 1) + f"api/kernels/{kernel_id}/channels"
+        request = HTTPRequest(url, headers={"Authorization": f"token {self.token}"})
+        connection = await websocket_connect(request)
+        msg_id = uuid.uuid4().hex
+        header = {"msg_id": msg_id, "msg_type": "kernel_info_request", "session": msg_id}
+        header |= {"username": "test", "version": "5.3", "date": ""}
+        message = {"header": header, "parent_header": {}, "metadata": {}, "content": {}}
+        await connection.write_message(json.dumps({**message, "channel": "shell"}))
+        try:
+            while True:
+                frame = await connection.read_message()
+                assert isinstance(frame, str), "the kernel websocket closed"
+                reply = json.loads(frame)
+                if reply["parent_header"].get("msg_id") == msg_id and reply["channel"] == "shell":
+                    return dict(reply["content"])
+        finally:
+            connection.close()
+
     def interrupt(self) -> int:
         """Ctrl-C, once, and the exit status."""
         self.process.send_signal(signal.SIGINT)
@@ -61,6 +89,8 @@ def jupyter_env(home: Path, **extra: str) -> dict[str, str]:
         (home / name).mkdir(parents=True, exist_ok=True)
         env[f"JUPYTER_{name.upper()}_DIR"] = str(home / name)
     env.pop("JUPYTER_TOKEN", None)
+    # Deletes through the contents API go to the trash, which lives under XDG_DATA_HOME.
+    env["XDG_DATA_HOME"] = str(home / "xdg")
     env.update(extra)
     return env
 

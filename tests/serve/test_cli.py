@@ -34,14 +34,17 @@ def run_serve(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[st
     )
 
 
-def test_serve_prints_its_url_answers_with_the_token_and_stops_on_ctrl_c(tmp_path: Path) -> None:
+def test_serve_prints_its_url_answers_with_the_token_and_stops_kernels_on_ctrl_c(
+    tmp_path: Path,
+) -> None:
     root = tmp_path / "root"
     root.mkdir()
     env = jupyter_env(tmp_path / "jupyter", JUPYTER_TOKEN="from-the-environment")
     server = start_server(root, env, "--token", "from-the-flag")
     assert server.token == "from-the-flag"
     try:
-        runtime_files = list(Path(env["JUPYTER_RUNTIME_DIR"]).glob("jpserver-*.json"))
+        runtime = Path(env["JUPYTER_RUNTIME_DIR"])
+        runtime_files = list(runtime.glob("jpserver-*.json"))
         assert len(runtime_files) == 1
         info = json.loads(runtime_files[0].read_text())
         assert info["port"] == server.port != 0
@@ -52,6 +55,11 @@ def test_serve_prints_its_url_answers_with_the_token_and_stops_on_ctrl_c(tmp_pat
         with server.client() as client:
             assert client.get("api/status").status_code == 200
             assert page_config(client)["serverSideExecution"] == "true"
+            started = client.post("api/kernels", json={"name": "python3"})
+            assert started.status_code == 201
+            kernel_file = runtime / f"kernel-{started.json()['id']}.json"
+            assert kernel_file.exists()
+            assert server.kernel_info(started.json()["id"])["status"] == "ok"
         with server.client(authenticated=False) as anonymous:
             assert anonymous.get("api/status").status_code == 403
             assert anonymous.post("api/fileid/index", params={"path": "x"}).status_code == 403
@@ -61,6 +69,7 @@ def test_serve_prints_its_url_answers_with_the_token_and_stops_on_ctrl_c(tmp_pat
         stop_server(server)
     assert status == 0
     assert not runtime_files[0].exists()
+    assert not kernel_file.exists()
     log = server.log.read_text()
     assert "Traceback" not in log
     assert "Shut down this Jupyter server" not in log

@@ -15,8 +15,9 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
+from ganymede.core.paths import normalize_api_path
 from ganymede.errors import NotebookNotFound, PathError
-from ganymede.fileid import FileIdStore, normalize_api_path
+from ganymede.fileid import FileIdStore
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
 
 AUTH_RESOURCE = "contents"

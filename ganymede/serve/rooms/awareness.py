@@ -1,0 +1,56 @@
+"""Who is present in a room, as far as the relayed awareness frames tell.
+
+The room relays awareness frames verbatim; it keeps this ledger only to do what y-websocket's
+server does for its peers: show a newcomer everyone already present, and, when a connection
+drops without saying goodbye, tell the others its users left (rather than letting their cursors
+linger until the 30 s awareness timeout). Pure bookkeeping, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+from ganymede.serve.rooms.protocol import AwarenessEntry, encode_awareness
+
+LEFT = "null"
+
+
+class AwarenessLedger:
+    """The latest awareness entry of every user, and which connection last spoke for it.
+
+    A user follows the connection that spoke for it last, so a browser that reconnects before
+    its old socket is noticed dead does not vanish when the old one is finally dropped.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[int, AwarenessEntry] = {}
+        self._owners: dict[int, Hashable] = {}
+
+    def record(self, owner: Hashable, entries: tuple[AwarenessEntry, ...]) -> None:
+        """Take in the entries ``owner``'s connection relayed; a ``null`` state means gone."""
+        for entry in entries:
+            if entry.gone:
+                self._entries.pop(entry.client_id, None)
+                self._owners.pop(entry.client_id, None)
+            else:
+                self._entries[entry.client_id] = entry
+                self._owners[entry.client_id] = owner
+
+    def present(self) -> bytes | None:
+        """An awareness payload with everyone present, or None when nobody is."""
+        if not self._entries:
+            return None
+        return encode_awareness(list(self._entries.values()))
+
+    def forget(self, owner: Hashable) -> bytes | None:
+        """The payload announcing that ``owner``'s users left, or None if it had none.
+
+        Each clock moves one past the last seen, so peers accept the removal as newer.
+        """
+        departed = sorted(client for client, known in self._owners.items() if known is owner)
+        departures = []
+        for client_id in departed:
+            del self._owners[client_id]
+            last = self._entries.pop(client_id)
+            departures.append(AwarenessEntry(client_id, last.clock + 1, LEFT))
+        return encode_awareness(departures) if departures else None

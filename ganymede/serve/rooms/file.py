@@ -1,0 +1,83 @@
+"""The file behind a room: found by its id, read with its hash, written only if unchanged.
+
+A room names its file by id so that a rename through the contents API moves the room along.
+Writes carry an If-Match on the hash the room last read or wrote: the file is the source of
+truth, and a room must never overwrite a change it has not seen. Blocking I/O; the room runs
+these methods in a worker thread.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from ganymede.core.files import atomic_write
+from ganymede.errors import NotebookNotFound
+from ganymede.fileid import FileIdStore, os_path_of
+
+
+def content_hash(data: bytes, algorithm: str) -> str:
+    """The hash the contents API reports for these bytes (``?hash=1``), in its algorithm."""
+    return hashlib.new(algorithm, data).hexdigest()
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the file held when read: its API path then, its bytes and their hash."""
+
+    path: str
+    data: bytes
+    hash: str
+
+
+class WriteOutcome(Enum):
+    WRITTEN = "written"
+    ALREADY_THERE = "already there"  # the file already held exactly these bytes
+    CHANGED_ON_DISK = "changed on disk"  # someone else wrote it since the room last looked
+    GONE = "gone"
+
+
+class RoomFile:
+    """The file with id ``file_id`` under the store's root, wherever it has been renamed to."""
+
+    def __init__(self, file_id: str, file_ids: FileIdStore, hash_algorithm: str) -> None:
+        self.file_id = file_id
+        self._file_ids = file_ids
+        self._algorithm = hash_algorithm
+
+    def hash_of(self, data: bytes) -> str:
+        return content_hash(data, self._algorithm)
+
+    def read(self) -> Snapshot:
+        """The file as it is now; NotebookNotFound when the id names no file any more."""
+        path, os_path = self._locate()
+        try:
+            data = os_path.read_bytes()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            raise NotebookNotFound(path) from None
+        return Snapshot(path, data, self.hash_of(data))
+
+    def write_if_unchanged(self, data: bytes, expected_hash: str) -> tuple[WriteOutcome, str]:
+        """Replace the file atomically with ``data`` if it still hashes to ``expected_hash``.
+
+        Returns the outcome and the hash the file has afterwards. OSError (a full disk, no
+        permission) leaves the file as it was and propagates.
+        """
+        try:
+            current = self.read()
+        except NotebookNotFound:
+            return WriteOutcome.GONE, expected_hash
+        if current.data == data:
+            return WriteOutcome.ALREADY_THERE, current.hash
+        if current.hash != expected_hash:
+            return WriteOutcome.CHANGED_ON_DISK, current.hash
+        atomic_write(self._locate()[1], data)
+        return WriteOutcome.WRITTEN, self.hash_of(data)
+
+    def _locate(self) -> tuple[str, Path]:
+        path = self._file_ids.get_path(self.file_id)
+        if path is None:
+            raise NotebookNotFound(self.file_id)
+        return path, os_path_of(self._file_ids.root, path)
