@@ -12,6 +12,7 @@ parsed. The test may say yes wrongly (the words sit in a key or another cell), n
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,10 @@ ELLIPSIS = "…"
 # non-ASCII characters whose lower case contains ASCII letters (KELVIN SIGN, DOTTED CAPITAL I).
 _JSON_ESCAPABLE = frozenset('"\\/') | frozenset(chr(code) for code in range(0x20))
 _NON_ASCII_LOWERING_TO_ASCII = ("\u212a".encode(), "\u0130".encode())
+_LETTERS_FROM_NON_ASCII = frozenset("ki")
+# A \uXXXX escape that may stand for a character of the needle: Jupyter escapes only control
+# characters (ANSI colours in tracebacks), which no needle holds, so those do not count.
+_ESCAPED_CHARACTER = re.compile(rb"\\u(?!00[01])")
 # Greek sigma lowers differently at the end of a word, which raw JSON may not reproduce.
 _CONTEXT_LOWERED = frozenset("σς")
 
@@ -49,17 +54,27 @@ class Query:
 
     def may_occur_in(self, raw: bytes) -> bool:
         """False only when no cell of the notebook stored as ``raw`` can match."""
-        if self.needle is None or b"\\u" in raw:
+        if self.needle is None:
             return True
-        if self.needle.isascii():
-            if self.needle.encode() in raw.lower():
-                return True
-            if not any(special in raw for special in _NON_ASCII_LOWERING_TO_ASCII):
-                return False
+        ascii_needle = self.needle.isascii()
+        if ascii_needle and self.needle.encode() in raw.lower():
+            return True
+        if _ESCAPED_CHARACTER.search(raw):
+            return True
+        if ascii_needle and not self._lowered_into_ascii(raw):
+            return False
         try:
             return self.needle in raw.decode().lower()
         except UnicodeDecodeError:
             return True
+
+    def _lowered_into_ascii(self, raw: bytes) -> bool:
+        """Whether ``raw`` holds a non-ASCII character that lowers into a letter of the needle."""
+        return (
+            not _LETTERS_FROM_NON_ASCII.isdisjoint(self.needle or "")
+            and not raw.isascii()
+            and any(special in raw for special in _NON_ASCII_LOWERING_TO_ASCII)
+        )
 
     def excerpt_in(self, text: str) -> str | None:
         """The excerpt of the first line of ``text`` the query matches, or None."""
