@@ -8,6 +8,7 @@ from pathlib import Path
 import nbformat
 from nbformat.sign import NotebookNotary
 
+from ganymede.errors import NotebookNotFound
 from ganymede.notebook.nbio import parse_notebook
 
 
@@ -25,10 +26,8 @@ def _load(path: Path) -> nbformat.NotebookNode:
     try:
         text = path.read_bytes()
     except FileNotFoundError:
-        from ganymede.errors import NotebookNotFound
-
         raise NotebookNotFound(str(path)) from None
-    return parse_notebook(text, str(path))
+    return nbformat.from_dict(parse_notebook(text, str(path)))
 
 
 def sign_files(paths: list[Path], notary: NotebookNotary | None = None) -> list[TrustReport]:
