@@ -35,10 +35,9 @@ read from disk are equal.
 
 from __future__ import annotations
 
-import copy
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -103,18 +102,18 @@ def merge_notebooks(
     """
     if not all(_has_cell_ids(notebook) for notebook in (base, ours, theirs)):
         return _file_wins_outright(base, ours, theirs)
-    base_cells, ours_cells, theirs_cells = _cells_by_unique_id((base, ours, theirs))
-    merged_cells: dict[str, Mapping[str, Any]] = {}
+    base_cells, ours_cells, theirs_cells = (
+        {cell_id: _parts_of(cell) for cell_id, cell in side.items()}
+        for side in _cells_by_unique_id((base, ours, theirs))
+    )
+    merged_cells: dict[str, _CellParts] = {}
     conflicts: list[Conflict] = []
     for cell_id in _ordered_union(theirs_cells, ours_cells, base_cells):
-        cell, cell_conflicts = _resolve_cell(
-            cell_id,
-            _parts_or_none(base_cells.get(cell_id)),
-            _parts_or_none(ours_cells.get(cell_id)),
-            _parts_or_none(theirs_cells.get(cell_id)),
+        merged_cell, cell_conflicts = _resolve_cell(
+            cell_id, base_cells.get(cell_id), ours_cells.get(cell_id), theirs_cells.get(cell_id)
         )
-        if cell is not None:
-            merged_cells[cell_id] = {**cell, "id": cell_id}
+        if merged_cell is not None:
+            merged_cells[cell_id] = merged_cell
         conflicts.extend(cell_conflicts)
     order, order_clash = _merged_order(
         list(base_cells), list(ours_cells), list(theirs_cells), set(merged_cells)
@@ -129,21 +128,19 @@ def merge_notebooks(
         prefix="notebook.metadata.",
     )
     conflicts.extend(metadata_conflicts)
-    merged = copy.deepcopy(
-        {
-            "cells": [merged_cells[cell_id] for cell_id in order],
-            "metadata": metadata,
-            "nbformat": theirs["nbformat"],
-            "nbformat_minor": theirs["nbformat_minor"],
-        }
-    )
-    merged_key = _notebook_key(merged)
+    merged = {
+        "cells": [{**merged_cells[cell_id].cell, "id": cell_id} for cell_id in order],
+        "metadata": metadata,
+        "nbformat": theirs["nbformat"],
+        "nbformat_minor": theirs["nbformat_minor"],
+    }
+    merged_key = _notebook_key(merged, [(cell_id, merged_cells[cell_id]) for cell_id in order])
     return MergeResult(
-        notebook=merged,
+        notebook=_json_copy(merged),
         conflicts=tuple(conflicts),
         file_wins_outright=False,
-        room_changed=merged_key != _notebook_key(ours),
-        file_changed=merged_key != _notebook_key(theirs),
+        room_changed=merged_key != _notebook_key(ours, _as_read(ours_cells)),
+        file_changed=merged_key != _notebook_key(theirs, _as_read(theirs_cells)),
     )
 
 
@@ -158,14 +155,16 @@ def _file_wins_outright(
     base: Mapping[str, Any], ours: Mapping[str, Any], theirs: Mapping[str, Any]
 ) -> MergeResult:
     """Without cell ids nothing can be matched, so the file is taken as it is."""
-    ours_key = _notebook_key(ours)
-    theirs_key = _notebook_key(theirs)
+    ours_key, theirs_key, base_key = (
+        _notebook_key(notebook, [(cell.get("id"), _parts_of(cell)) for cell in notebook["cells"]])
+        for notebook in (ours, theirs, base)
+    )
     conflicts: tuple[Conflict, ...] = ()
-    if ours_key not in (_notebook_key(base), theirs_key):
+    if ours_key not in (base_key, theirs_key):
         reason = "a notebook before nbformat 4.5 has no cell ids; the file wins outright"
         conflicts = (Conflict(None, "notebook", reason),)
     return MergeResult(
-        notebook=copy.deepcopy(dict(theirs)),
+        notebook=_json_copy(theirs),
         conflicts=conflicts,
         file_wins_outright=True,
         room_changed=ours_key != theirs_key,
@@ -215,35 +214,35 @@ def _resolve_cell(
     base: _CellParts | None,
     ours: _CellParts | None,
     theirs: _CellParts | None,
-) -> tuple[Mapping[str, Any] | None, list[Conflict]]:
+) -> tuple[_CellParts | None, list[Conflict]]:
     """The merged cell (None: deleted) for one id, and its conflicts."""
     if ours is not None and theirs is not None:
         return _merge_cell(cell_id, base, ours, theirs)
     if ours is not None:
         if base is None:
-            return ours.cell, []
+            return ours, []
         if ours.whole == base.whole:
             return None, []
         reason = "the file deleted a cell the room changed; it stays deleted"
         return None, [Conflict(cell_id, "cell", reason)]
     if theirs is not None:
         if base is None:
-            return theirs.cell, []
+            return theirs, []
         if theirs.whole == base.whole:
             return None, []
         reason = "the room deleted a cell the file changed; the file's cell comes back"
-        return theirs.cell, [Conflict(cell_id, "cell", reason)]
+        return theirs, [Conflict(cell_id, "cell", reason)]
     return None, []
 
 
 def _merge_cell(
     cell_id: str, base: _CellParts | None, ours: _CellParts, theirs: _CellParts
-) -> tuple[Mapping[str, Any], list[Conflict]]:
+) -> tuple[_CellParts, list[Conflict]]:
     """A cell both sides have: whole when one side left it alone, else part by part."""
     if ours.whole == theirs.whole or (base is not None and ours.whole == base.whole):
-        return theirs.cell, []
+        return theirs, []
     if base is not None and theirs.whole == base.whole:
-        return ours.cell, []
+        return ours, []
     source_side, source_clash = _pick(
         _NO_BASE if base is None else base.source, ours.source, theirs.source
     )
@@ -254,11 +253,11 @@ def _merge_cell(
     outputs_cell = (ours if outputs_side == "ours" else theirs).cell
     if _is_code(source_cell) != _is_code(outputs_cell):
         reason = "one side changed the cell type and the other its outputs; the file's cell wins"
-        return theirs.cell, [Conflict(cell_id, "cell", reason)]
+        return theirs, [Conflict(cell_id, "cell", reason)]
     metadata, conflicts = _merge_metadata(
         None if base is None else base.metadata,
-        ours.cell["metadata"],
-        theirs.cell["metadata"],
+        ours.cell.get("metadata", {}),
+        theirs.cell.get("metadata", {}),
         cell_id=cell_id,
         prefix="metadata.",
     )
@@ -280,7 +279,7 @@ def _merge_cell(
     if outputs_clash:
         reason = "both changed the outputs; the file's outputs and execution count win"
         part_conflicts.append(Conflict(cell_id, "outputs", reason))
-    return merged, part_conflicts + conflicts
+    return _parts_of(merged), part_conflicts + conflicts
 
 
 def _pick(base: object, ours: object, theirs: object) -> tuple[Side, bool]:
@@ -364,10 +363,6 @@ def _is_code(cell: Mapping[str, Any]) -> bool:
     return cell.get("cell_type") == "code"
 
 
-def _parts_or_none(cell: Mapping[str, Any] | None) -> _CellParts | None:
-    return None if cell is None else _parts_of(cell)
-
-
 def _parts_of(cell: Mapping[str, Any]) -> _CellParts:
     attachments = cell.get("attachments") or {}  # a room drops empty attachments
     source = {
@@ -395,14 +390,30 @@ def _metadata_keys(metadata: Mapping[str, Any]) -> dict[str, str]:
     return {key: _canonical(value) for key, value in metadata.items()}
 
 
-def _notebook_key(notebook: Mapping[str, Any]) -> tuple[object, ...]:
+def _notebook_key(
+    notebook: Mapping[str, Any], cells: Iterable[tuple[object, _CellParts]]
+) -> tuple[object, ...]:
     """What two notebooks must share to be the same notebook, whatever their line splitting."""
     return (
         notebook.get("nbformat"),
         notebook.get("nbformat_minor"),
         tuple(sorted(_metadata_keys(notebook.get("metadata", {})).items())),
-        tuple((cell.get("id"), _parts_of(cell).whole) for cell in notebook.get("cells", [])),
+        tuple((cell_id, parts.whole) for cell_id, parts in cells),
     )
+
+
+def _as_read(cells: Mapping[str, _CellParts]) -> list[tuple[object, _CellParts]]:
+    """A side's cells under the ids it gave them, so a repaired repeat counts as a change."""
+    return [(parts.cell.get("id"), parts) for parts in cells.values()]
+
+
+def _json_copy(value: Any) -> Any:
+    """A copy of JSON data sharing no containers with it (strings are immutable, so shared)."""
+    if isinstance(value, Mapping):
+        return {key: _json_copy(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_json_copy(item) for item in value]
+    return value
 
 
 def _canonical(value: Any) -> str:
