@@ -30,6 +30,9 @@ from ganymede.notebook.results import read_results
 
 DEFAULT_KERNEL = "python3"
 RAISES_EXCEPTION_TAG = "raises-exception"
+"""nbclient's tag for a cell that is expected to raise: the run goes on."""
+SKIP_EXECUTION_TAG = "skip-execution"
+"""nbclient's tag for a cell a headless run leaves alone."""
 
 EventHandler = Callable[[RunEvent], None]
 
@@ -118,8 +121,7 @@ def _plan(request: RunRequest, specs: KernelSpecManager) -> _Plan:
         available = ", ".join(sorted(specs.find_kernel_specs())) or "none"
         failure = f"no such kernel: {kernel_name} (available: {available})"
         return _Plan(request, notebook, kernel_name, None, failure, warnings)
-    language = (spec.language or "").lower()
-    if request.inject and language == "python":
+    if request.inject and (spec.language or "").lower().startswith("python"):
         notebook = inject_parameters(notebook, request.params)
         metadata = notebook["metadata"]
     if not metadata.get("kernelspec"):
@@ -187,7 +189,11 @@ async def _execute_cells(
     displays = DisplayRegistry()
     for index, cell in enumerate(cells):
         source = _source(cell)
-        if cell.get("cell_type") != "code" or not source.strip():
+        if (
+            cell.get("cell_type") != "code"
+            or not source.strip()
+            or has_tag(cell, SKIP_EXECUTION_TAG)
+        ):
             continue
         may_raise = request.allow_errors or has_tag(cell, RAISES_EXCEPTION_TAG)
         where = {"cell_index": index, "cell_id": cell.get("id")}

@@ -131,11 +131,16 @@ async def test_allow_errors_runs_on(tmp_path: Path) -> None:
     assert "ZeroDivisionError" in outcome.warnings[0]
 
 
-async def test_a_cell_tagged_raises_exception_may_raise(tmp_path: Path) -> None:
-    nb = notebook(("1 / 0", ["raises-exception"]), "print('next')")
+async def test_nbclient_tags_raises_exception_and_skip_execution(tmp_path: Path) -> None:
+    nb = notebook(
+        ("1 / 0", ["raises-exception"]), ("print('skipped')", ["skip-execution"]), "print('next')"
+    )
     outcome = await run_notebook(request(tmp_path, nb))
     assert outcome.status == "ok"
-    assert texts(outcome.notebook["cells"][1]) == ["stdout:next\n"]
+    cells = outcome.notebook["cells"]
+    assert texts(cells[0]) == ["error:ZeroDivisionError"]
+    assert (cells[1]["outputs"], cells[1]["execution_count"]) == ([], None)
+    assert texts(cells[2]) == ["stdout:next\n"]
 
 
 async def test_input_raises_instead_of_hanging(tmp_path: Path) -> None:
