@@ -6,6 +6,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -135,3 +136,11 @@ def test_help_names_every_option(tmp_path: Path) -> None:
     for option in ("--port", "--ip", "--token", "--no-browser", "--config", "--gateway-url"):
         assert option in done.stdout
     assert "--Class.trait=value" in done.stdout
+
+
+def test_the_cli_does_not_import_the_server_until_serve_runs() -> None:
+    probe = "import sys, ganymede.cli.main; print('jupyter_server' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "False"
