@@ -230,3 +230,9 @@ def test_a_database_broken_while_in_use_keeps_the_ids_handed_out(
     exercise(store, root)
     assert len(fallback_warnings(caplog)) == 1
     store.close()
+
+
+def test_a_symlink_loop_is_refused_not_crashed_on(root: Path, store: FileIdStore) -> None:
+    (root / "loop").symlink_to(root / "loop")
+    with pytest.raises(PathError):
+        store.index("loop/x.ipynb")

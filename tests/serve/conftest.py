@@ -99,15 +99,20 @@ def serve_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "ganymede", "serve", *args]
 
 
-def start_server(root: Path, env: dict[str, str], *args: str) -> RunningServer:
+def start_server(
+    root: Path, env: dict[str, str], *args: str, root_from_config_in: Path | None = None
+) -> RunningServer:
+    """Serve ``root``: named on the command line, or left to the config found from a directory."""
     log = Path(env["JUPYTER_RUNTIME_DIR"]).parent / "server.log"
+    root_argument = [] if root_from_config_in else [str(root)]
     with log.open("w") as stderr:
         process = subprocess.Popen(
-            serve_command(str(root), "--port", "0", "--no-browser", *args),
+            serve_command(*root_argument, "--port", "0", "--no-browser", *args),
             stdout=subprocess.PIPE,
             stderr=stderr,
             text=True,
             env=env,
+            cwd=root_from_config_in,
         )
     assert process.stdout is not None
     for line in process.stdout:

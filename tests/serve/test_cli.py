@@ -96,6 +96,28 @@ def test_config_environment_token_and_pass_through_options_reach_the_server(
         stop_server(server)
 
 
+def test_the_root_can_come_from_the_config_in_the_jupyter_config_dir(tmp_path: Path) -> None:
+    env = jupyter_env(tmp_path / "jupyter")
+    config_dir = Path(env["JUPYTER_CONFIG_DIR"])
+    (config_dir / "ganymede.toml").write_text('[serve]\nroot = "../notebooks"\n')
+    root = config_dir.parent / "notebooks"
+    root.mkdir()
+    (root / "marker.txt").write_text("here")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    server = start_server(root, env, root_from_config_in=elsewhere)
+    try:
+        with server.client() as client:
+            listing = client.get("api/contents").json()["content"]
+            assert [entry["name"] for entry in listing] == ["marker.txt"]
+        info = json.loads(
+            next(Path(env["JUPYTER_RUNTIME_DIR"]).glob("jpserver-*.json")).read_text()
+        )
+        assert Path(info["root_dir"]) == root.resolve()
+    finally:
+        stop_server(server)
+
+
 def test_an_unknown_config_key_is_one_line_naming_key_and_file(tmp_path: Path) -> None:
     root = tmp_path / "root"
     root.mkdir()
