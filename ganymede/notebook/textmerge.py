@@ -33,10 +33,10 @@ def merge_text(base: str, ours: str, theirs: str) -> tuple[str, bool]:
         return theirs, False
     if theirs == base:
         return ours, False
-    base_lines = base.splitlines(keepends=True)
-    ours_lines = ours.splitlines(keepends=True)
-    theirs_lines = theirs.splitlines(keepends=True)
-    merged: list[str] = []
+    texts = [text.splitlines(keepends=True) for text in (base, ours, theirs)]
+    head, tail = _shared_ends(texts)
+    base_lines, ours_lines, theirs_lines = (lines[head : len(lines) - tail] for lines in texts)
+    merged: list[str] = texts[0][:head]
     had_conflict = False
     base_at = ours_at = theirs_at = 0
     for run in _stable_runs(base_lines, ours_lines, theirs_lines):
@@ -51,7 +51,22 @@ def merge_text(base: str, ours: str, theirs: str) -> tuple[str, bool]:
         base_at = run.base + run.length
         ours_at = run.ours + run.length
         theirs_at = run.theirs + run.length
+    merged.extend(texts[0][len(texts[0]) - tail :])
     return "".join(merged), had_conflict
+
+
+def _shared_ends(texts: list[list[str]]) -> tuple[int, int]:
+    """How many leading and trailing lines all texts share; matching only the middle keeps a
+    small edit to a long file cheap."""
+    first, others = texts[0], texts[1:]
+    shortest = min(len(lines) for lines in texts)
+    head = 0
+    while head < shortest and all(lines[head] == first[head] for lines in others):
+        head += 1
+    tail = 0
+    while tail < shortest - head and all(lines[-1 - tail] == first[-1 - tail] for lines in others):
+        tail += 1
+    return head, tail
 
 
 def _stable_runs(base: list[str], ours: list[str], theirs: list[str]) -> list[_StableRun]:
