@@ -5,7 +5,10 @@ answers; nothing here knows about JSON-RPC, HTTP or text for a model.
 
 A server hands in ``open_document``: given an API path, it returns the notebook of the open room
 for it (with edits not yet saved) as nbformat 4 JSON, or None when no room is open. ``read``,
-``search`` and ``results`` then see what people see, not the older file.
+``search`` and ``results`` then see what people see, not the older file. The dict is handed to
+the caller as it comes (``read`` returns it), so ``open_document`` should return a fresh snapshot
+with sources as strings, as jupyter_ydoc's ``YNotebook.get()`` does. ``list`` reads files only:
+titles and times there are those of the saved notebooks.
 """
 
 from __future__ import annotations

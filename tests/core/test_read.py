@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -211,3 +212,28 @@ def test_rooms_are_not_asked_about_paths_that_escape(root: Path) -> None:
     with pytest.raises(PathError):
         Notebooks(root, open_document=rooms).read("../x.ipynb")
     assert rooms.asked == []
+
+
+needs_permissions = pytest.mark.skipif(os.geteuid() == 0, reason="file modes do not restrict root")
+
+
+@needs_permissions
+def test_an_unreadable_notebook(root: Path) -> None:
+    notebook = write_notebook(root / "locked.ipynb")
+    notebook.chmod(0)
+    with pytest.raises(InvalidNotebook, match="cannot be read"):
+        Notebooks(root).read("locked.ipynb")
+
+
+@needs_permissions
+def test_an_unreadable_directory_is_listed_as_an_error_and_skipped_by_search(root: Path) -> None:
+    write_notebook(root / "locked" / "n.ipynb", code("needle"))
+    write_notebook(root / "open.ipynb", code("needle"))
+    (root / "locked").chmod(0)
+    try:
+        notebooks = Notebooks(root)
+        with pytest.raises(PathError, match="permission denied"):
+            notebooks.list("locked")
+        assert [hit["path"] for hit in notebooks.search("needle")["hits"]] == ["open.ipynb"]
+    finally:
+        (root / "locked").chmod(0o755)
