@@ -21,8 +21,8 @@ file now (SPEC §3, "Watcher"). Cells are matched by id:
 Order: the file's order, unless only the room reordered cells (the file kept the base's relative
 order), in which case the room's order. Cells missing from the order chosen (added by the other
 side, or brought back by the file) go right after the nearest cell that precedes them on their
-side and survives the merge, or at the top. If both reordered differently, the file's order wins
-(part ``order``).
+side and survives the merge (so before the other side's cells added at the same place), or at
+the top. If both reordered differently, the file's order wins (part ``order``).
 
 A cell id repeated within one notebook (a copied cell's JSON, say) is kept by its first cell; the
 n-th repeat is treated as a different cell with the id ``<id>-<n>`` (the next free number if that
