@@ -9,6 +9,8 @@ place; the pure packages and ``core/`` only ever raise them, never a door's own 
     ├── PathError(ValueError)               a path that leaves the root              host "denied"
     ├── NotebookNotFound(FileNotFoundError) no such notebook or directory
     ├── InvalidNotebook(ValueError)         unreadable, not JSON, not nbformat       CLI exit 5
+    ├── FrameError(ValueError)              a room frame that breaks the protocol    ws close 1007
+    │   └── UnsupportedFrame                well-formed, of a kind rooms do not speak ws close 1003
     └── RunError                            a headless run that did not finish ok
         ├── CellError                       a cell raised                            CLI exit 1
         ├── RunTimeout(TimeoutError)        a cell ran past its timeout              CLI exit 3
@@ -54,6 +56,14 @@ class InvalidNotebook(GanymedeError, ValueError):
         super().__init__(f"{path}: not a valid notebook: {reason}")
         self.path = path
         self.reason = reason
+
+
+class FrameError(GanymedeError, ValueError):
+    """A websocket frame a room cannot decode; it closes only the connection that sent it."""
+
+
+class UnsupportedFrame(FrameError):
+    """A frame that decodes, but of a message type or request the rooms do not handle."""
 
 
 class RunError(GanymedeError):

@@ -10,13 +10,14 @@ from pathlib import Path
 from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Unicode
+from traitlets import Float, Unicode
 
 from ganymede.config import load_config
 from ganymede.fileid import FileIdStore
 from ganymede.serve.contents import GanymedeContentsManager
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
 from ganymede.serve.handlers import default_handlers
+from ganymede.serve.rooms import ROOMS_SETTINGS_KEY, RoomManager
 
 
 class GanymedeExtension(ExtensionApp):
@@ -28,6 +29,10 @@ class GanymedeExtension(ExtensionApp):
         help="The ganymede.toml to read; empty: <root>/ganymede.toml, else the Jupyter config dir.",
     ).tag(config=True)
 
+    room_grace_period = Float(
+        60.0, help="Seconds a room with no clients stays open before it saves and closes."
+    ).tag(config=True)
+
     context: GanymedeContext | None = None
 
     def initialize_settings(self) -> None:
@@ -37,6 +42,15 @@ class GanymedeExtension(ExtensionApp):
         file_ids = FileIdStore(root, log=self.log)
         self.context = GanymedeContext(config=config, root=root, file_ids=file_ids, log=self.log)
         self.settings[SETTINGS_KEY] = self.context
+        rooms = RoomManager(
+            file_ids,
+            hash_algorithm=getattr(self.serverapp.contents_manager, "hash_algorithm", "sha256"),
+            save_delay=config.serve.save_delay,
+            grace_period=self.room_grace_period,
+            log=self.log,
+        )
+        self.settings[ROOMS_SETTINGS_KEY] = rooms
+        self.context.on_stop(rooms.stop)
         if config.serve.server_side_execution:
             # JupyterLab's cell executor posts runs to the server only when this reads "true".
             page_config = self.serverapp.web_app.settings.setdefault("page_config_data", {})

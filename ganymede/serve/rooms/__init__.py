@@ -1,0 +1,13 @@
+"""Document rooms: notebooks and text files edited live by several clients at once.
+
+``handlers`` speaks the wire contract of JupyterLab's collaboration frontend; ``manager`` opens
+and closes ``room``s; a room holds a ``document`` (the shared ydoc) loaded from its ``file`` and
+saved back by ``autosave``; ``protocol`` and ``awareness`` are the pure frame and presence logic.
+"""
+
+from __future__ import annotations
+
+from ganymede.serve.rooms.handlers import ROOMS_SETTINGS_KEY, default_handlers
+from ganymede.serve.rooms.manager import RoomManager
+
+__all__ = ["ROOMS_SETTINGS_KEY", "RoomManager", "default_handlers"]

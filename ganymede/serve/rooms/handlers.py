@@ -1,0 +1,198 @@
+"""The collaboration endpoints JupyterLab's docprovider calls, unchanged.
+
+``PUT /api/collaboration/session/{path}`` (the path as one URL-encoded segment) gives the
+file's id and the server's session id; the frontend then opens the websocket
+``/api/collaboration/room/{format}:{type}:{fileId}?sessionId=…``. Close codes are the ones the
+frontend acts on: 1003 with a JSON reason for an unknown session (a dialog offering to reload),
+4404 for a file that is gone, 4400 for one the room cannot read.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from http import HTTPStatus
+from typing import Any
+
+from jupyter_core.utils import ensure_async
+from jupyter_server.auth.decorator import authorized, ws_authenticated
+from jupyter_server.base.handlers import APIHandler, JupyterHandler
+from jupyter_server.base.websocket import WebSocketMixin
+from tornado import web
+from tornado.websocket import WebSocketClosedError, WebSocketHandler
+
+from ganymede.errors import (
+    FrameError,
+    InvalidNotebook,
+    NotebookNotFound,
+    PathError,
+    UnsupportedFrame,
+    UsageError,
+)
+from ganymede.fileid import os_path_of
+from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
+from ganymede.serve.rooms.document import DocumentKind
+from ganymede.serve.rooms.manager import RoomManager
+from ganymede.serve.rooms.protocol import RoomName
+from ganymede.serve.rooms.room import AwarenessRoom
+
+ROOMS_SETTINGS_KEY = "ganymede_rooms"
+AUTH_RESOURCE = "contents"
+
+UNSUPPORTED_DATA = 1003
+INVALID_PAYLOAD = 1007
+BAD_REQUEST = 4400
+FILE_NOT_FOUND = 4404
+# A close frame holds at most 125 bytes, two of them the code.
+MAX_CLOSE_REASON = 123
+
+
+def close_reason(text: str) -> str:
+    """``text`` cut to what a close frame can carry, never inside a UTF-8 sequence."""
+    return text.encode("utf-8")[:MAX_CLOSE_REASON].decode("utf-8", errors="ignore")
+
+
+def unknown_session_reason(session_id: str | None) -> str:
+    """The JSON reason that makes JupyterLab offer a reload instead of merging old history."""
+    reason: dict[str, Any] = {"reason": "unknown_session", "sessionId": session_id}
+    text = json.dumps(reason | {"reloadable": True}, separators=(",", ":"))
+    if len(text.encode("utf-8")) > MAX_CLOSE_REASON:  # an absurdly long id: leave it out
+        text = json.dumps({"reason": "unknown_session", "reloadable": True}, separators=(",", ":"))
+    return text
+
+
+def room_manager(settings: dict[str, Any]) -> RoomManager:
+    rooms: RoomManager = settings[ROOMS_SETTINGS_KEY]
+    return rooms
+
+
+class SessionHandler(APIHandler):
+    """Indexes the file and names the session: the frontend's first step to a room."""
+
+    auth_resource = AUTH_RESOURCE
+
+    @web.authenticated
+    @authorized
+    async def put(self, path: str) -> None:
+        context: GanymedeContext = self.settings[SETTINGS_KEY]
+        rooms = room_manager(self.settings)
+        try:
+            body = json.loads(self.request.body or b"null")
+            kind = DocumentKind.of(body.get("format"), body.get("type"))
+        except (json.JSONDecodeError, UnicodeDecodeError, AttributeError):
+            return self._refuse(HTTPStatus.BAD_REQUEST, 'body must be {"format": …, "type": …}')
+        except UsageError as error:
+            return self._refuse(HTTPStatus.BAD_REQUEST, str(error))
+        try:
+            if os_path_of(context.root, path).is_dir():
+                return self._refuse(HTTPStatus.BAD_REQUEST, f"{path}: a directory, not a file")
+            known = context.file_ids.get_id(path)
+            file_id = known or context.file_ids.index(path)
+        except PathError as error:
+            return self._refuse(HTTPStatus.BAD_REQUEST, str(error))
+        except NotebookNotFound as error:
+            return self._refuse(HTTPStatus.NOT_FOUND, str(error))
+        self.set_status(HTTPStatus.OK if known else HTTPStatus.CREATED)
+        self.set_header("Content-Type", "application/json")
+        answer = {"format": kind.format, "type": kind.type, "fileId": file_id}
+        self.finish(json.dumps(answer | {"sessionId": rooms.session_id}))
+
+    def _refuse(self, status: int, message: str) -> None:
+        """A JSON error body, written directly (an HTTPError would %-format the message)."""
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps({"message": message, "reason": HTTPStatus(status).phrase}))
+
+
+class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
+    """One client's connection to a room: frames in go to the room, frames out are queued.
+
+    Authenticated as the kernels websocket is (token, cookie), with pings from jupyter_server's
+    WebSocketMixin. A frame that breaks the protocol closes this connection only.
+    """
+
+    auth_resource = AUTH_RESOURCE
+    room: AwarenessRoom | None = None
+    _gone = False
+
+    def set_default_headers(self) -> None:
+        """None of JupyterHandler's page headers make sense on a websocket upgrade."""
+
+    def get_compression_options(self) -> dict[str, Any] | None:
+        options: dict[str, Any] | None = self.settings.get("websocket_compression_options")
+        return options
+
+    @property
+    def max_message_size(self) -> int:
+        context: GanymedeContext = self.settings[SETTINGS_KEY]
+        return context.config.serve.max_body_size
+
+    @ws_authenticated
+    async def get(self, name: str) -> None:
+        authorizing = self.authorizer.is_authorized(self, self.current_user, "write", AUTH_RESOURCE)
+        allowed = await ensure_async(authorizing)
+        if not allowed:
+            raise web.HTTPError(HTTPStatus.FORBIDDEN)
+        await super().get(name)
+
+    async def open(self, name: str) -> None:  # type: ignore[override]
+        super().open(name)
+        rooms = room_manager(self.settings)
+        session_id = self.get_query_argument("sessionId", None)
+        if RoomName.parse(name).is_document and session_id != rooms.session_id:
+            self.close(UNSUPPORTED_DATA, unknown_session_reason(session_id))
+            return
+        try:
+            room = await rooms.join(name, self)
+        except NotebookNotFound:
+            self.close(FILE_NOT_FOUND, "file not found")
+            return
+        except (InvalidNotebook, UsageError, UnicodeDecodeError, PathError) as error:
+            self.log.warning("room %s: cannot open: %s", name, error)
+            self.close(BAD_REQUEST, close_reason(str(error)))
+            return
+        if self._gone:  # the client hung up while the room was opening
+            rooms.leave(room, self)
+            return
+        self.room = room
+
+    async def on_message(self, message: str | bytes) -> None:
+        if self.room is None or self.ws_connection is None or self.ws_connection.is_closing():
+            return  # refused or closed: what the client still sends goes nowhere
+        if isinstance(message, str):
+            self.close(UNSUPPORTED_DATA, "text frames are not part of the protocol")
+            return
+        try:
+            await self.room.receive(self, message)
+        except FrameError as error:
+            code = UNSUPPORTED_DATA if isinstance(error, UnsupportedFrame) else INVALID_PAYLOAD
+            self.log.warning("room %s: closing a client that sent %s", self.room.name, error)
+            self.close(code, close_reason(str(error)))
+
+    def on_close(self) -> None:
+        self._gone = True
+        if self.room is not None:
+            room_manager(self.settings).leave(self.room, self)
+            self.room = None
+
+    def send(self, frame: bytes) -> None:
+        """Queue ``frame``; a connection already closing simply misses it."""
+        if self.ws_connection is None or self.ws_connection.is_closing():
+            return
+        try:
+            written = self.write_message(frame, binary=True)
+        except WebSocketClosedError:
+            return
+        written.add_done_callback(_collect)
+
+
+def _collect(written: asyncio.Future[None]) -> None:
+    """Take a failed write's error (the socket closed under it) so nothing reports it unread."""
+    if not written.cancelled():
+        written.exception()
+
+
+default_handlers = [
+    (r"/api/collaboration/session/(.+)", SessionHandler),
+    (r"/api/collaboration/room/(.+)", RoomHandler),
+]

@@ -1,0 +1,135 @@
+"""The server's rooms by name: opened on the first client, closed a grace period after the last.
+
+The grace period lets a client that drops and reconnects (a laptop waking, a tab reloading)
+find the very room it left, with the same document history, instead of a fresh one loaded from
+the file. On server stop every room saves what its clients wrote, then closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+
+from ganymede.fileid import FileIdStore
+from ganymede.serve.rooms.document import DocumentKind, RoomDocument
+from ganymede.serve.rooms.file import RoomFile
+from ganymede.serve.rooms.protocol import RoomName
+from ganymede.serve.rooms.room import AwarenessRoom, Client, DocumentRoom
+
+DEFAULT_GRACE_PERIOD = 60.0
+
+
+class RoomManager:
+    """Opens, shares and closes the rooms of one server process.
+
+    ``session_id`` is fresh for every process: a client that presents another one holds
+    history from a room this process never had, and is turned away rather than merged.
+    """
+
+    def __init__(
+        self,
+        file_ids: FileIdStore,
+        *,
+        hash_algorithm: str = "sha256",
+        save_delay: float = 1.0,
+        grace_period: float = DEFAULT_GRACE_PERIOD,
+        log: logging.Logger | None = None,
+    ) -> None:
+        self.session_id = str(uuid.uuid4())
+        self.file_ids = file_ids
+        self.hash_algorithm = hash_algorithm
+        self.save_delay = save_delay
+        self.grace_period = grace_period
+        self.log = log if log is not None else logging.getLogger(__name__)
+        self._rooms: dict[str, AwarenessRoom] = {}
+        self._opening: dict[str, asyncio.Future[AwarenessRoom]] = {}
+        self._waiting: dict[str, asyncio.Task[None]] = {}  # grace periods running
+        self._closing: dict[str, asyncio.Future[None]] = {}  # rooms saving before they close
+
+    @property
+    def rooms(self) -> dict[str, AwarenessRoom]:
+        """The open rooms by name (a copy)."""
+        return dict(self._rooms)
+
+    async def join(self, name: str, client: Client) -> AwarenessRoom:
+        """Put ``client`` in the room ``name``, opening it if needed.
+
+        Raises NotebookNotFound when the file id names no file, UsageError for a document
+        kind rooms do not hold, InvalidNotebook or UnicodeDecodeError for a file they cannot
+        read; the client is then in no room.
+        """
+        room = self._rooms.get(name)
+        if room is None:
+            opening = self._opening.get(name)
+            if opening is None:
+                opening = asyncio.ensure_future(self._open(RoomName.parse(name)))
+                self._opening[name] = opening
+                opening.add_done_callback(lambda _: self._opening.pop(name, None))
+            # Shielded: a client that gives up waiting must not abort the open for the others.
+            room = await asyncio.shield(opening)
+        grace = self._waiting.pop(name, None)
+        if grace is not None:
+            grace.cancel()
+        room.join(client)
+        return room
+
+    def leave(self, room: AwarenessRoom, client: Client) -> None:
+        """Take ``client`` out; the last one out starts the grace period."""
+        room.leave(client)
+        if room.clients or self._rooms.get(room.name) is not room:
+            return  # others remain, or the room is already closing (its clients are told so)
+        if room.name not in self._waiting:
+            self._waiting[room.name] = asyncio.create_task(self._close_after_grace(room))
+
+    async def stop(self) -> None:
+        """Save every room's unsaved edits and close every client (server shutdown)."""
+        for waiting in self._waiting.values():
+            waiting.cancel()
+        self._waiting.clear()
+        rooms = list(self._rooms.values())
+        self._rooms.clear()
+        closing = list(self._closing.values())
+        await asyncio.gather(*closing, *(self._close(room) for room in rooms))
+
+    async def _open(self, name: RoomName) -> AwarenessRoom:
+        previous = self._closing.get(name.text)
+        if previous is not None:
+            # The file must hold what the room closing on it saves before it is read again.
+            await asyncio.shield(previous)
+        room = await self._load(name) if name.is_document else AwarenessRoom(name.text, self.log)
+        await room.start()
+        self._rooms[name.text] = room
+        return room
+
+    async def _load(self, name: RoomName) -> DocumentRoom:
+        assert name.file_id is not None
+        kind = DocumentKind.of(name.format, name.type)
+        file = RoomFile(name.file_id, self.file_ids, self.hash_algorithm)
+        snapshot = await asyncio.to_thread(file.read)
+        document = RoomDocument(kind)
+        document.load(snapshot.data, snapshot.path, snapshot.hash)
+        self.log.info("room %s: opened %s", name.text, snapshot.path)
+        return DocumentRoom(
+            name.text, document, file, snapshot.hash, save_delay=self.save_delay, log=self.log
+        )
+
+    async def _close_after_grace(self, room: AwarenessRoom) -> None:
+        await asyncio.sleep(self.grace_period)
+        # From here on a new client gets a new room, which waits for this one to finish.
+        del self._waiting[room.name]
+        del self._rooms[room.name]
+        closing = asyncio.ensure_future(self._close(room))
+        self._closing[room.name] = closing
+        try:
+            await asyncio.shield(closing)
+        finally:
+            self._closing.pop(room.name, None)
+
+    async def _close(self, room: AwarenessRoom) -> None:
+        try:
+            await room.stop()
+        except Exception:
+            self.log.exception("room %s: failed to close cleanly", room.name)
+        else:
+            self.log.info("room %s: closed", room.name)

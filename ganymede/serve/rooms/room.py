@@ -1,0 +1,256 @@
+"""Rooms: the clients connected to one name, and what the room does with their frames.
+
+``AwarenessRoom`` only relays presence (JupyterLab's ``JupyterLab:globalAwareness``).
+``DocumentRoom`` also holds a file's document: it syncs every client with it, forwards each
+client's edits to the others, answers save requests and autosaves to the file.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Iterator
+from types import TracebackType
+from typing import Protocol
+
+from pycrdt import TransactionEvent
+
+from ganymede.errors import FrameError
+from ganymede.serve.rooms import protocol
+from ganymede.serve.rooms.autosave import Autosave
+from ganymede.serve.rooms.awareness import AwarenessLedger
+from ganymede.serve.rooms.document import RoomDocument
+from ganymede.serve.rooms.file import RoomFile, WriteOutcome
+from ganymede.serve.rooms.protocol import SaveStatus
+
+GOING_AWAY = 1001
+# An empty update: two zero counts (no structs, no deletions).
+EMPTY_UPDATE = b"\x00\x00"
+
+
+class Client(Protocol):
+    """One connection to a room; ``send`` queues a frame without waiting for the network."""
+
+    def send(self, frame: bytes) -> None: ...
+
+    def close(self, code: int, reason: str) -> None: ...
+
+
+class AwarenessRoom:
+    """Relays awareness frames to every client, the sender included.
+
+    The echo is on purpose: a y-websocket client that hears nothing for 30 s reconnects, and
+    its own awareness coming back is what it hears when nobody else is around.
+    """
+
+    def __init__(self, name: str, log: logging.Logger) -> None:
+        self.name = name
+        self.log = log
+        self.clients: set[Client] = set()
+        self._ledger = AwarenessLedger()
+
+    @property
+    def has_unsaved_edits(self) -> bool:
+        return False
+
+    async def start(self) -> None:
+        """Nothing to start for presence alone; document rooms start their autosave."""
+
+    async def stop(self) -> None:
+        """Close every client: the server is going away or nobody is left."""
+        for client in list(self.clients):
+            client.close(GOING_AWAY, "room closed")
+        self.clients.clear()
+
+    async def __aenter__(self) -> AwarenessRoom:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    def join(self, client: Client) -> None:
+        """Admit a client and show it who is already here."""
+        self.clients.add(client)
+        present = self._ledger.present()
+        if present is not None:
+            client.send(protocol.awareness_frame(present))
+
+    def leave(self, client: Client) -> None:
+        """Drop a client and tell the others its users are gone."""
+        self.clients.discard(client)
+        departures = self._ledger.forget(client)
+        if departures is not None:
+            self.broadcast(protocol.awareness_frame(departures))
+
+    def broadcast(self, frame: bytes, *, skip: Client | None = None) -> None:
+        for client in list(self.clients):
+            if client is not skip:
+                client.send(frame)
+
+    async def receive(self, client: Client, frame: bytes) -> None:
+        """Act on one frame from ``client``; FrameError (nothing acted on) if it is malformed."""
+        message = protocol.decode_frame(frame)
+        if isinstance(message, protocol.AwarenessUpdate):
+            self._ledger.record(client, message.entries)
+            self.broadcast(frame)
+        elif isinstance(message, protocol.AwarenessQuery):
+            present = self._ledger.present()
+            if present is not None:
+                client.send(protocol.awareness_frame(present))
+        else:
+            await self.handle(client, message)
+
+    async def handle(self, client: Client, message: protocol.Message) -> None:
+        """Sync and save messages: a presence-only room has no document to sync or save."""
+        if isinstance(message, protocol.SaveRequest):
+            client.send(protocol.save_reply(message.save_id, "skipped"))
+
+
+class DocumentRoom(AwarenessRoom):
+    """A file's live document, shared by every client of the room.
+
+    Every change to the document, whoever made it, goes to every client but the one it came
+    from. Changes from clients count as edits: they schedule an autosave and make the room
+    dirty until a save writes them. The room's own changes (the ``state`` it sets after a
+    save) are not edits.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        document: RoomDocument,
+        file: RoomFile,
+        file_hash: str,
+        *,
+        save_delay: float,
+        log: logging.Logger,
+    ) -> None:
+        super().__init__(name, log)
+        self.document = document
+        self.file = file
+        self._file_hash = file_hash
+        # What the loaded document serialises to: saving it again would change nothing.
+        self._saved_data = document.to_bytes()
+        self._edits = 0
+        self._saved_edits = 0
+        self._origin: Client | None = None
+        self._own_change = False
+        self._save_lock = asyncio.Lock()
+        self._autosave = Autosave(save_delay, self._save_quietly)
+        self._subscription = document.doc.observe(self._on_change)
+
+    @property
+    def has_unsaved_edits(self) -> bool:
+        return self._edits != self._saved_edits
+
+    async def start(self) -> None:
+        await self._autosave.start()
+
+    async def stop(self) -> None:
+        """Save edits not yet written, then close every client."""
+        await self._autosave.stop()
+        if self.has_unsaved_edits:
+            await self.save()
+        await super().stop()
+        self.document.doc.unobserve(self._subscription)
+
+    def join(self, client: Client) -> None:
+        """Admit a client: ask it for what the room lacks (it asks the same of us)."""
+        self.clients.add(client)
+        client.send(protocol.sync_step1(self.document.doc.get_state()))
+        super().join(client)
+
+    async def handle(self, client: Client, message: protocol.Message) -> None:
+        if isinstance(message, protocol.SyncStep1):
+            client.send(protocol.sync_step2(self.document.doc.get_update(message.state)))
+        elif isinstance(message, protocol.SyncStep2 | protocol.SyncUpdate):
+            self._apply(client, message.update)
+        elif isinstance(message, protocol.SaveRequest):
+            status = await self.save()
+            client.send(protocol.save_reply(message.save_id, status))
+
+    async def save(self) -> SaveStatus:
+        """Write the document if it changed and the file still holds what the room last saw.
+
+        ``skipped`` when the content is what the room last read or wrote (edits to ``state``
+        alone, or edits undone): the file is left alone. ``success`` when the file now holds
+        the document. ``failed`` when another program changed or removed the file (nothing is
+        overwritten and the room stays dirty), or the write itself failed.
+        """
+        async with self._save_lock:
+            edits = self._edits
+            data = self.document.to_bytes()
+            if data == self._saved_data:
+                self._mark_saved(edits, data, self._file_hash)
+                return "skipped"
+            try:
+                outcome, file_hash = await asyncio.to_thread(
+                    self.file.write_if_unchanged, data, self._file_hash
+                )
+            except OSError as error:
+                self.log.error("room %s: cannot write its file: %s", self.name, error)
+                return "failed"
+            if outcome in (WriteOutcome.CHANGED_ON_DISK, WriteOutcome.GONE):
+                self.log.warning(
+                    "room %s: not saved, its file is %s; the room keeps its edits",
+                    self.name,
+                    outcome.value,
+                )
+                return "failed"
+            self._mark_saved(edits, data, file_hash)
+            return "success"
+
+    def _mark_saved(self, edits: int, data: bytes, file_hash: str) -> None:
+        """The file holds ``data``, the document as of ``edits``; later edits keep it dirty."""
+        self._saved_data = data
+        self._file_hash = file_hash
+        self._saved_edits = edits
+        with self._own_changes():
+            self.document.mark_saved(file_hash, clean=not self.has_unsaved_edits)
+
+    async def _save_quietly(self) -> None:
+        """The autosave: failures are logged by ``save``; anything else must not stop it."""
+        if not self.has_unsaved_edits:
+            return
+        try:
+            await self.save()
+        except Exception:
+            self.log.exception("room %s: autosave failed", self.name)
+
+    def _apply(self, client: Client, update: bytes) -> None:
+        """Apply a client's update; FrameError if it is not a Yjs update (nothing applied)."""
+        if update == EMPTY_UPDATE:
+            return
+        self._origin = client
+        try:
+            self.document.doc.apply_update(update)
+        except ValueError as error:
+            raise FrameError(f"not a Yjs update: {error}") from None
+        finally:
+            self._origin = None
+
+    @contextlib.contextmanager
+    def _own_changes(self) -> Iterator[None]:
+        self._own_change = True
+        try:
+            with self.document.doc.transaction():
+                yield
+        finally:
+            self._own_change = False
+
+    def _on_change(self, event: TransactionEvent) -> None:
+        """Called as each transaction commits; the update goes to everyone but its author."""
+        update = event.update
+        if update == EMPTY_UPDATE:
+            return
+        self.broadcast(protocol.sync_update(update), skip=self._origin)
+        if not self._own_change:
+            self._edits += 1
+            self._autosave.poke()

@@ -1,0 +1,42 @@
+"""Helpers for the room tests: files under the served root and the session request."""
+
+from __future__ import annotations
+
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import httpx
+import nbformat
+
+
+def notebook_bytes(*sources: str) -> bytes:
+    """A notebook file as Jupyter writes it, one code cell per source."""
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    return (nbformat.writes(notebook) + "\n").encode()
+
+
+def put_session(
+    api: httpx.Client, path: str, body: Any = None, *, raw_body: bytes | None = None
+) -> httpx.Response:
+    """The docprovider's session request: the path URL-encoded as one segment."""
+    segment = urllib.parse.quote(path, safe="")
+    if raw_body is not None:
+        return api.put(f"api/collaboration/session/{segment}", content=raw_body)
+    body = {"format": "json", "type": "notebook"} if body is None else body
+    return api.put(f"api/collaboration/session/{segment}", json=body)
+
+
+def open_session(api: httpx.Client, path: str, kind: str = "json:notebook") -> tuple[str, str]:
+    """The room name and session id for ``path``, as the frontend gets them."""
+    format_, type_ = kind.split(":")
+    answer = put_session(api, path, {"format": format_, "type": type_})
+    assert answer.status_code in (200, 201), answer.text
+    reply = answer.json()
+    return f"{kind}:{reply['fileId']}", reply["sessionId"]
+
+
+def write(path: Path, data: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    return path
