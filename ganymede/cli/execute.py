@@ -124,7 +124,7 @@ def command(
     requests, invalid = _load_requests(
         notebooks,
         params=params,
-        kernel=kernel or settings.kernel,
+        kernel_name=kernel or settings.kernel,
         timeout=timeout if timeout is not None else settings.timeout,
         startup_timeout=startup_timeout
         if startup_timeout is not None
