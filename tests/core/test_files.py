@@ -1,0 +1,87 @@
+"""atomic_write: the old file or the new one, never a mix; nothing left behind on failure."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ganymede.core.files import atomic_write
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 64 KiB tmpfs, for a real ENOSPC. Mounting needs root, as CI runs."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(disk)], capture_output=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+def test_replaces_the_content_and_keeps_the_mode(tmp_path: Path) -> None:
+    path = tmp_path / "nb.ipynb"
+    path.write_bytes(b"old")
+    path.chmod(0o640)
+    atomic_write(path, b"new content")
+    assert path.read_bytes() == b"new content"
+    assert path.stat().st_mode & 0o777 == 0o640
+    assert os.listdir(tmp_path) == ["nb.ipynb"]
+
+
+def test_a_new_file_gets_the_umask_mode(tmp_path: Path) -> None:
+    path = tmp_path / "new.ipynb"
+    umask = os.umask(0o022)
+    try:
+        atomic_write(path, b"x")
+    finally:
+        os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_a_full_disk_leaves_the_old_file_and_no_temporary(small_disk: Path) -> None:
+    path = small_disk / "nb.ipynb"
+    path.write_bytes(b"old")
+    with pytest.raises(OSError) as raised:
+        atomic_write(path, b"x" * 200_000)
+    assert raised.value.strerror == "No space left on device"
+    assert path.read_bytes() == b"old"
+    assert os.listdir(small_disk) == ["nb.ipynb"]
+
+
+WRITER = """
+import sys
+from pathlib import Path
+from ganymede.core.files import atomic_write
+payload = b"n" * (64 * 1024 * 1024)
+print("ready", flush=True)
+while True:
+    atomic_write(Path(sys.argv[1]), payload)
+"""
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.05, 0.1, 0.2, 0.4])
+def test_a_process_killed_while_writing_leaves_old_or_new(tmp_path: Path, delay: float) -> None:
+    """SIGKILL at some moment of a stream of 64 MiB writes: the file is whole, old or new."""
+    path = tmp_path / "nb.ipynb"
+    path.write_bytes(b"old")
+    with subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(path)], stdout=subprocess.PIPE, text=True
+    ) as writer:
+        assert writer.stdout is not None
+        assert writer.stdout.readline() == "ready\n"
+        time.sleep(delay)  # where in the write the kill lands; not a synchronisation
+        writer.kill()
+    content = path.read_bytes()
+    assert content == b"old" or content == b"n" * (64 * 1024 * 1024)
