@@ -1,4 +1,4 @@
-"""Helpers for the room tests: files under the served root and the session request."""
+"""Helpers for the room tests: files under the served root, the session request, notebooks."""
 
 from __future__ import annotations
 
@@ -8,6 +8,9 @@ from typing import Any
 
 import httpx
 import nbformat
+from jupyter_ydoc import YNotebook
+
+from tests.serve.rooms.client import RoomClient
 
 
 def notebook_bytes(*sources: str) -> bytes:
@@ -40,3 +43,22 @@ def write(path: Path, data: bytes) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(data)
     return path
+
+
+def sources(client: RoomClient) -> list[str]:
+    notebook: YNotebook = client.shared  # type: ignore[assignment]
+    return [cell["source"] for cell in notebook.get()["cells"]]
+
+
+def sources_on_disk(path: Path) -> list[str]:
+    notebook = nbformat.reads(path.read_text(), as_version=4)
+    return [cell["source"] for cell in notebook.cells]
+
+
+def edit_first_cell(client: RoomClient, text: str) -> None:
+    """Append to the first cell's source and flag the document dirty, as JupyterLab does."""
+    notebook: YNotebook = client.shared  # type: ignore[assignment]
+    with notebook.ydoc.transaction():
+        source = notebook.ycells[0]["source"]
+        source += text
+        notebook.ystate["dirty"] = True

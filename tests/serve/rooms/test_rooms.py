@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import httpx
 import nbformat
-from jupyter_ydoc import YNotebook, YUnicode
+from jupyter_ydoc import YUnicode
 from pycrdt import Awareness, create_awareness_message
 
 from ganymede.serve.rooms import protocol
@@ -22,7 +21,14 @@ from tests.serve.rooms.client import (
     open_socket,
     room_client,
 )
-from tests.serve.rooms.conftest import notebook_bytes, open_session, write
+from tests.serve.rooms.conftest import (
+    edit_first_cell,
+    notebook_bytes,
+    open_session,
+    sources,
+    sources_on_disk,
+    write,
+)
 
 NEW_CELL = {
     "cell_type": "code",
@@ -34,28 +40,9 @@ NEW_CELL = {
 }
 
 
-def sources(client: RoomClient) -> list[str]:
-    notebook: YNotebook = client.shared  # type: ignore[assignment]
-    return [cell["source"] for cell in notebook.get()["cells"]]
-
-
-def sources_on_disk(path: Path) -> list[str]:
-    notebook = nbformat.reads(path.read_text(), as_version=4)
-    return [cell["source"] for cell in notebook.cells]
-
-
 def contents_hash(api: httpx.Client, path: str) -> str:
     model = api.get(f"api/contents/{path}", params={"content": 0, "hash": 1}).json()
     return str(model["hash"])
-
-
-def edit_first_cell(client: RoomClient, text: str) -> None:
-    """Append to the first cell's source and flag the document dirty, as JupyterLab does."""
-    notebook: YNotebook = client.shared  # type: ignore[assignment]
-    with notebook.ydoc.transaction():
-        source = notebook.ycells[0]["source"]
-        source += text
-        notebook.ystate["dirty"] = True
 
 
 async def save(client: RoomClient, save_id: int) -> dict[str, Any]:
