@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
+import pty
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -294,3 +296,37 @@ def test_jobs_runs_notebooks_side_by_side(tmp_path: Path) -> None:
     spans = sorted((line["results"]["start"], line["results"]["end"]) for line in lines)
     overlapping = sum(1 for (_, end), (start, _) in itertools.pairwise(spans) if start < end)
     assert overlapping >= 2, f"the runs never overlapped: {spans}"
+
+
+def test_on_a_terminal_results_are_a_table_and_progress_a_bar(tmp_path: Path) -> None:
+    """stdout and stderr on a pseudo-terminal, as a person running it sees them."""
+    write_notebook(
+        tmp_path / "nb.ipynb", code("from ganymede.kernel import result\nresult('answer', 42)")
+    )
+    controller, terminal = pty.openpty()
+    with subprocess.Popen(
+        [sys.executable, "-m", "ganymede", "execute", "nb.ipynb"],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=terminal,
+        stderr=terminal,
+        env={**os.environ, "COLUMNS": "100", "TERM": "xterm"},
+    ) as process:
+        os.close(terminal)
+        screen = b""
+        while True:
+            try:
+                chunk = os.read(controller, 65536)
+            except OSError:  # EIO: the terminal closed with the process
+                break
+            if not chunk:
+                break
+            screen += chunk
+        assert process.wait(timeout=90) == 0
+    os.close(controller)
+    text = screen.decode()
+    assert "running 1 cells" not in text, "plain progress lines are for pipes"
+    table_row = next(line for line in text.splitlines() if "answer" in line)
+    assert "nb.ipynb" in table_row
+    assert "42" in table_row
+    assert "│" in table_row or "|" in table_row
