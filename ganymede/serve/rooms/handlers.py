@@ -157,16 +157,17 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         self.room = room
 
     async def on_message(self, message: str | bytes) -> None:
-        if self.room is None or self.ws_connection is None or self.ws_connection.is_closing():
+        room = self.room
+        if room is None or self.ws_connection is None or self.ws_connection.is_closing():
             return  # refused or closed: what the client still sends goes nowhere
         if isinstance(message, str):
             self.close(UNSUPPORTED_DATA, "text frames are not part of the protocol")
             return
         try:
-            await self.room.receive(self, message)
+            await room.receive(self, message)
         except FrameError as error:
             code = UNSUPPORTED_DATA if isinstance(error, UnsupportedFrame) else INVALID_PAYLOAD
-            self.log.warning("room %s: closing a client that sent %s", self.room.name, error)
+            self.log.warning("room %s: closing a client that sent %s", room.name, error)
             self.close(code, close_reason(str(error)))
 
     def on_close(self) -> None:

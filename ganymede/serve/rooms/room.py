@@ -108,8 +108,14 @@ class AwarenessRoom:
             await self.handle(client, message)
 
     async def handle(self, client: Client, message: protocol.Message) -> None:
-        """Sync and save messages: a presence-only room has no document to sync or save."""
-        if isinstance(message, protocol.SaveRequest):
+        """Sync and save messages: a presence-only room has no document to sync or save.
+
+        A y-websocket client still asks to sync; an empty answer marks it synced. Its updates
+        go nowhere.
+        """
+        if isinstance(message, protocol.SyncStep1):
+            client.send(protocol.sync_step2(EMPTY_UPDATE))
+        elif isinstance(message, protocol.SaveRequest):
             client.send(protocol.save_reply(message.save_id, "skipped"))
 
 
@@ -156,14 +162,15 @@ class DocumentRoom(AwarenessRoom):
     async def stop(self) -> None:
         """Save edits not yet written, then close every client."""
         await self._autosave.stop()
-        if self.has_unsaved_edits:
-            await self.save()
-        await super().stop()
-        self.document.doc.unobserve(self._subscription)
+        try:
+            if self.has_unsaved_edits:
+                await self.save()
+        finally:
+            await super().stop()
+            self.document.doc.unobserve(self._subscription)
 
     def join(self, client: Client) -> None:
         """Admit a client: ask it for what the room lacks (it asks the same of us)."""
-        self.clients.add(client)
         client.send(protocol.sync_step1(self.document.doc.get_state()))
         super().join(client)
 

@@ -37,14 +37,14 @@ async def eventually(condition: Callable[[], object], what: str, timeout: float 
         await asyncio.sleep(0.02)
 
 
-async def open_socket(server: RunningServer, room: str, session_id: str | None) -> Any:
+async def open_socket(
+    server: RunningServer, room: str, session_id: str | None, *, authenticated: bool = True
+) -> Any:
     """A raw websocket to a room (``session_id`` None: no query string, as global awareness)."""
     query = "" if session_id is None else "?" + urllib.parse.urlencode({"sessionId": session_id})
     base = server.base.replace("http://", "ws://", 1)
-    request = HTTPRequest(
-        f"{base}api/collaboration/room/{room}{query}",
-        headers={"Authorization": f"token {server.token}"},
-    )
+    headers = {"Authorization": f"token {server.token}"} if authenticated else {}
+    request = HTTPRequest(f"{base}api/collaboration/room/{room}{query}", headers=headers)
     return await websocket_connect(request)
 
 

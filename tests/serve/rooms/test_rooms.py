@@ -7,8 +7,10 @@ from typing import Any
 
 import httpx
 import nbformat
+import pytest
 from jupyter_ydoc import YUnicode
-from pycrdt import Awareness, create_awareness_message
+from pycrdt import Awareness, Doc, create_awareness_message
+from tornado.httpclient import HTTPClientError
 
 from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.protocol import MessageType
@@ -139,6 +141,8 @@ async def test_the_global_awareness_room_relays_presence_only(server: RunningSer
         await socket.write_message(protocol.save_request(5), binary=True)
         answer = protocol.decode_raw_json(await socket.read_message())
         assert answer == {"type": "save", "responseTo": 5, "status": "skipped"}
+        await socket.write_message(protocol.sync_step1(Doc().get_state()), binary=True)
+        assert await socket.read_message() == protocol.sync_step2(b"\x00\x00")
     finally:
         await hang_up(socket)
 
@@ -174,6 +178,13 @@ async def test_an_unknown_session_is_closed_1003_with_a_json_reason(
     }
 
 
+async def test_a_room_needs_the_token(server: RunningServer, api: httpx.Client) -> None:
+    name, session = open_session(api, write_notebook(server, "rooms/guarded.ipynb"))
+    with pytest.raises(HTTPClientError) as refused:
+        await open_socket(server, name, session, authenticated=False)
+    assert refused.value.code == 403
+
+
 async def test_an_unknown_file_id_is_closed_4404(server: RunningServer, api: httpx.Client) -> None:
     _, session = open_session(api, write_notebook(server, "rooms/known.ipynb"))
     socket = await open_socket(server, "json:notebook:no-such-id", session)
@@ -189,6 +200,9 @@ async def test_a_file_the_room_cannot_read_is_closed_4400(
     file_id = name.rsplit(":", 1)[1]
     odd_kind = await open_socket(server, f"base64:file:{file_id}", session)
     assert (await closed_with(odd_kind))[0] == 4400
+    write(server.root / "rooms" / "latin1.txt", "café".encode("latin-1"))
+    name, session = open_session(api, "rooms/latin1.txt", "text:file")
+    assert (await closed_with(await open_socket(server, name, session)))[0] == 4400
 
 
 async def test_a_bad_frame_closes_only_its_own_connection(
