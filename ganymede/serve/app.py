@@ -86,7 +86,7 @@ class GanymedeServerApp(ServerApp):
         self._signal_stop(signum, frame)
 
     def _find_http_port(self) -> None:
-        if self.port != 0 or self.sock:
+        if self.port != 0:
             super()._find_http_port()
             return
         self._held_sockets = bind_sockets(0, self.ip)
