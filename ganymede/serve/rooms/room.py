@@ -186,17 +186,18 @@ class DocumentRoom(AwarenessRoom):
     async def save(self) -> SaveStatus:
         """Write the document if it changed and the file still holds what the room last saw.
 
-        ``skipped`` when the content is what the room last read or wrote (edits to ``state``
-        alone, or edits undone): the file is left alone. ``success`` when the file now holds
-        the document. ``failed`` when another program changed or removed the file (nothing is
-        overwritten and the room stays dirty), or the write itself failed.
+        ``success`` when the file now holds the document, including when the content is what
+        the room last read or wrote (edits to ``state`` alone, or edits undone) and the file is
+        left alone. ``failed`` when another program changed or removed the file (nothing is
+        overwritten and the room stays dirty), or the write itself failed. Never ``skipped``:
+        JupyterLab reports that as "saving already in progress", and saves here wait their turn.
         """
         async with self._save_lock:
             edits = self._edits
             data = self.document.to_bytes()
             if data == self._saved_data:
                 self._mark_saved(edits, data, self._file_hash)
-                return "skipped"
+                return "success"
             try:
                 outcome, file_hash = await asyncio.to_thread(
                     self.file.write_if_unchanged, data, self._file_hash
