@@ -7,26 +7,51 @@ joined, carriage returns applied, deferred clears, displays updated in place).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
-
-_OVERWRITTEN_LINE = re.compile(r"[^\n]*\r(?=[^\n])")
-_ERASED_CHARACTER = re.compile(r"[^\n]\x08")
 
 
 def apply_terminal_controls(text: str) -> str:
     """Text as a terminal leaves it: ``\\r`` rewinds the line, backspace erases a character.
 
     Progress bars (tqdm and the like) redraw one line thousands of times; without this a
-    headless run would store every frame in the notebook.
+    headless run would store every frame in the notebook. Linear in the text's length: a single
+    400 KB line must not cost a regex's backtracking.
     """
-    text = _OVERWRITTEN_LINE.sub("", text)
-    while True:
-        erased = _ERASED_CHARACTER.sub("", text)
-        if erased == text:
-            return text
-        text = erased
+    if "\r" in text:
+        text = "\n".join(_after_last_rewind(line) for line in text.split("\n"))
+    if "\b" in text:
+        text = "\n".join(_erase_backspaced(line) for line in text.split("\n"))
+    return text
+
+
+def _after_last_rewind(line: str) -> str:
+    """What stays of one line after its ``\\r`` rewinds (a trailing ``\\r`` waits for more)."""
+    body = line.rstrip("\r")
+    rewind = body.rfind("\r")
+    return line if rewind < 0 else line[rewind + 1 :]
+
+
+def _erase_backspaced(line: str) -> str:
+    kept: list[str] = []
+    for character in line:
+        if character == "\b":
+            if kept and kept[-1] != "\b":
+                kept.pop()
+            else:
+                kept.append(character)
+        else:
+            kept.append(character)
+    return "".join(kept)
+
+
+def _append_stream_text(shown: str, text: str) -> str:
+    """``shown + text`` with terminal controls applied, rescanning only the last line of
+    ``shown`` (controls never reach past a newline), so a long stream stays linear to build."""
+    if "\r" not in text and "\b" not in text and not shown.endswith("\r"):
+        return shown + text
+    line_start = shown.rfind("\n") + 1
+    return shown[:line_start] + apply_terminal_controls(shown[line_start:] + text)
 
 
 class DisplayRegistry:
@@ -96,7 +121,7 @@ class CellOutputs:
             and previous["output_type"] == "stream"
             and previous["name"] == name
         ):
-            previous["text"] = apply_terminal_controls(previous["text"] + text)
+            previous["text"] = _append_stream_text(previous["text"], text)
             return
         self._add({"output_type": "stream", "name": name, "text": apply_terminal_controls(text)})
 
