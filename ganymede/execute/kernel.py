@@ -31,10 +31,20 @@ HANDSHAKE_RESEND = 0.1
 LIVENESS_INTERVAL = 0.2
 EXIT_POLL_INTERVAL = 0.005
 EXIT_WAIT_LIMIT = 5.0
+IOPUB_GRACE = 4.0
+"""Seconds of iopub silence after a cell's reply before its outputs are taken as they are."""
 
 IopubHandler = Callable[[str, Mapping[str, Any]], None]
 MessageHandler = Callable[[str, Mapping[str, Any]], None]
 Done = Callable[[], bool]
+
+
+@dataclass(frozen=True)
+class Executed:
+    """A cell's ``execute_reply`` content, and whether all of its outputs are known to be in."""
+
+    reply: dict[str, Any]
+    outputs_complete: bool
 
 
 @dataclass(frozen=True)
@@ -85,7 +95,10 @@ class Kernel:
             if isinstance(error, OSError):
                 raise KernelDied(f"kernel {launch.kernel_name} could not start: {error}") from None
             raise
+        # Unbounded receive queue: with zmq's default of 1000, a kernel printing faster than
+        # the runner reads would have its iopub messages dropped, its outputs cut short.
         client = manager.client()
+        client.context.setsockopt(zmq.RCVHWM, 0)
         client.start_channels(shell=True, iopub=True, stdin=False, hb=False, control=False)
         kernel = cls(manager, client, home)
         try:
@@ -131,23 +144,28 @@ class Kernel:
         *,
         timeout: float | None,
         stop_on_error: bool,
-    ) -> dict[str, Any]:
-        """Run ``code``; the ``execute_reply`` content once the reply AND iopub ``idle`` are in.
+    ) -> Executed:
+        """Run ``code``; done once its ``execute_reply`` AND its iopub ``idle`` are in.
 
         Waiting for both is what makes the outputs complete: the reply can overtake the last
-        outputs, which travel on another socket. ``allow_stdin`` is off, so ``input()`` raises
-        StdinNotImplementedError in the kernel instead of waiting forever for an answer.
+        outputs, which travel on another socket. iopub may still drop messages (a kernel
+        publishing faster than anyone reads), so after the reply, ``IOPUB_GRACE`` seconds
+        without a word on iopub end the wait rather than hang. ``allow_stdin`` is off, so
+        ``input()`` raises StdinNotImplementedError in the kernel instead of waiting forever.
         """
         msg_id = self.client.execute(
             code, allow_stdin=False, stop_on_error=stop_on_error, store_history=True
         )
+        loop = asyncio.get_running_loop()
         reply: dict[str, Any] | None = None
         idle = False
+        last_heard = loop.time()
 
         def on_message(channel: str, message: Mapping[str, Any]) -> None:
-            nonlocal reply, idle
+            nonlocal reply, idle, last_heard
             if message["parent_header"].get("msg_id") != msg_id:
                 return
+            last_heard = loop.time()
             msg_type = message["msg_type"]
             if channel == "shell":
                 if msg_type == "execute_reply":
@@ -160,7 +178,6 @@ class Kernel:
         def finished() -> bool:
             return reply is not None and idle
 
-        loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         while not finished():
             if deadline is not None and loop.time() >= deadline:
@@ -171,11 +188,14 @@ class Kernel:
             await self._receive(on_message, until=check_at, done=finished)
             if finished():
                 break
+            if reply is not None and loop.time() - last_heard >= IOPUB_GRACE:
+                return Executed(reply, outputs_complete=False)
             if not await self.manager.is_alive():
                 # what it printed before dying is already in the sockets: keep it
                 await self._receive(on_message, until=loop.time(), done=finished)
                 raise KernelDied(f"the kernel died (exit code {self.exit_code()})")
-        return reply
+        assert reply is not None
+        return Executed(reply, outputs_complete=True)
 
     async def _receive(self, on_message: MessageHandler, *, until: float, done: Done) -> None:
         """Hand arriving messages to ``on_message`` until ``done()`` or ``until`` (loop time).

@@ -1,8 +1,9 @@
 """Turning a kernel's iopub messages into nbformat outputs, as JupyterLab shows them.
 
-Pure logic: the runner hands each message's type and content to the cell's ``CellOutputs``; the
-outputs end up exactly as a person watching the run in JupyterLab would have seen them (streams
-joined, carriage returns applied, deferred clears, displays updated in place).
+Pure logic: the runner hands each message's type and content to the cell's ``CellOutputs``,
+and calls its ``finish`` once the cell is done; the outputs end up exactly as a person watching
+the run in JupyterLab would have seen them (streams joined, carriage returns applied, deferred
+clears, displays updated in place).
 """
 
 from __future__ import annotations
@@ -45,13 +46,32 @@ def _erase_backspaced(line: str) -> str:
     return "".join(kept)
 
 
-def _append_stream_text(shown: str, text: str) -> str:
-    """``shown + text`` with terminal controls applied, rescanning only the last line of
-    ``shown`` (controls never reach past a newline), so a long stream stays linear to build."""
-    if "\r" not in text and "\b" not in text and not shown.endswith("\r"):
-        return shown + text
-    line_start = shown.rfind("\n") + 1
-    return shown[:line_start] + apply_terminal_controls(shown[line_start:] + text)
+class _OpenStream:
+    """The stream output that is still receiving text.
+
+    Its text is kept in pieces and joined once, when the stream closes: a cell printing in
+    thousands of small messages must cost time in proportion to what it prints, not to its
+    square. Only the last line stays open to ``\r`` and backspace (they never reach past a
+    newline), so finished lines are settled as they arrive.
+    """
+
+    def __init__(self, output: dict[str, Any]) -> None:
+        self.output = output
+        self._settled: list[str] = []
+        self._open_line: list[str] = []
+
+    def append(self, text: str) -> None:
+        if "\n" not in text and "\r" not in text and "\b" not in text:
+            self._open_line.append(text)
+            return
+        text = apply_terminal_controls("".join(self._open_line) + text)
+        line_start = text.rfind("\n") + 1
+        self._settled.append(text[:line_start])
+        self._open_line = [text[line_start:]]
+
+    def close(self) -> None:
+        open_line = apply_terminal_controls("".join(self._open_line))
+        self.output["text"] = "".join(self._settled) + open_line
 
 
 class DisplayRegistry:
@@ -83,6 +103,7 @@ class CellOutputs:
         self.displays = displays
         self.execution_count: int | None = None
         self._clear_before_next_output = False
+        self._stream: _OpenStream | None = None
 
     def handle(self, msg_type: str, content: Mapping[str, Any]) -> None:
         """Apply one iopub message (of this cell's execution) to the outputs."""
@@ -113,17 +134,21 @@ class CellOutputs:
         elif msg_type == "execute_input":
             self.execution_count = content.get("execution_count", self.execution_count)
 
+    def finish(self) -> None:
+        """Settle the outputs once the cell's messages are all in (or will never come)."""
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+
     def _add_stream(self, name: str, text: str) -> None:
-        previous = self.outputs[-1] if self.outputs else None
-        if (
-            not self._clear_before_next_output
-            and previous is not None
-            and previous["output_type"] == "stream"
-            and previous["name"] == name
-        ):
-            previous["text"] = _append_stream_text(previous["text"], text)
+        stream = self._stream
+        if not self._clear_before_next_output and stream and stream.output["name"] == name:
+            stream.append(text)
             return
-        self._add({"output_type": "stream", "name": name, "text": apply_terminal_controls(text)})
+        output = {"output_type": "stream", "name": name, "text": ""}
+        self._add(output)
+        self._stream = _OpenStream(output)
+        self._stream.append(text)
 
     def _add_display(self, msg_type: str, content: Mapping[str, Any]) -> None:
         output: dict[str, Any] = {
@@ -141,8 +166,10 @@ class CellOutputs:
     def _add(self, output: dict[str, Any]) -> None:
         if self._clear_before_next_output:
             self._clear()
+        self.finish()
         self.outputs.append(output)
 
     def _clear(self) -> None:
         self.outputs.clear()
+        self._stream = None
         self._clear_before_next_output = False

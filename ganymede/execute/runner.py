@@ -199,7 +199,7 @@ async def _execute_cells(
         where = {"cell_index": index, "cell_id": cell.get("id")}
         collector = CellOutputs(cell["outputs"], displays)
         try:
-            reply = await kernel.execute(
+            executed = await kernel.execute(
                 source, collector.handle, timeout=request.timeout, stop_on_error=not may_raise
             )
         except RunTimeout as timed_out:
@@ -208,7 +208,14 @@ async def _execute_cells(
         except KernelDied as died:
             return "dead", {**where, "message": f"{died} while running {_cell_name(index, cell)}"}
         finally:
+            collector.finish()
             cell["execution_count"] = collector.execution_count
+        reply = executed.reply
+        if not executed.outputs_complete:
+            plan.warnings.append(
+                f"{request.path}: the last outputs of {_cell_name(index, cell)} did not arrive "
+                "(the kernel sent them faster than they could be read); they may be incomplete"
+            )
         if reply.get("execution_count") is not None:
             cell["execution_count"] = reply["execution_count"]
         emit(RunEvent("cell", request, len(cells), cell_index=index))

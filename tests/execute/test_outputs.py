@@ -27,6 +27,7 @@ def display(text: str, display_id: str | None = None) -> tuple[str, dict[str, An
 def feed(cell: CellOutputs, *messages: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
     for msg_type, content in messages:
         cell.handle(msg_type, content)
+    cell.finish()
     return cell.outputs
 
 
@@ -61,6 +62,26 @@ def test_carriage_returns_keep_the_last_frame_across_messages() -> None:
         stream("stdout", "100%\ndone\n"),
     )
     assert outputs[0]["text"] == "100%\ndone\n"
+
+
+def test_controls_apply_across_message_boundaries() -> None:
+    outputs = feed(
+        cell_outputs(),
+        stream("stdout", "a"),
+        stream("stdout", "b\r"),
+        stream("stdout", "c"),
+        stream("stdout", "\nxy"),
+        stream("stdout", "\x08z\n"),
+        stream("stdout", "50%\r"),
+        stream("stdout", "75%"),
+    )
+    assert outputs[0]["text"] == "c\nxz\n75%"
+
+
+def test_a_long_line_in_many_messages_is_kept_whole() -> None:
+    pieces = [stream("stdout", "x" * 400) for _ in range(1000)]
+    outputs = feed(cell_outputs(), *pieces, stream("stdout", "\n"))
+    assert outputs[0]["text"] == "x" * 400_000 + "\n"
 
 
 def test_terminal_controls() -> None:
