@@ -3,7 +3,9 @@
 Runs a trivial 3-cell notebook ROUNDS times each way (interleaved) and prints medians:
 ``run_notebook`` end to end (until every kernel is gone) and until its outcome is ready; the same
 run split into kernel start, cells and kill; and papermill's ``execute_notebook`` (imported
-before timing, so its import cost is not counted).
+before timing, so its import cost is not counted). Then a batch of BATCH notebooks through
+``run_notebooks`` with ``jobs`` 1 and 2 (the next kernel warms while one runs) against papermill
+running them one after another.
 
     .venv/bin/python bench/runner_breakdown.py [ROUNDS]
 """
@@ -21,11 +23,12 @@ from pathlib import Path
 import nbformat
 import papermill
 
-from ganymede.execute import RunEvent, RunRequest, run_notebook
+from ganymede.execute import RunEvent, RunRequest, run_notebook, run_notebooks
 from ganymede.execute.kernel import Kernel, KernelLaunch
 from ganymede.execute.outputs import CellOutputs, DisplayRegistry
 
 SOURCES = ["a = 1", "b = a + 1\nprint(b)", "{'sum': a + b}"]
+BATCH = 6
 
 
 def trivial_notebook() -> dict:
@@ -69,6 +72,14 @@ async def breakdown_round(directory: Path) -> tuple[float, float, float]:
     return started - began, ran - started, time.perf_counter() - ran
 
 
+async def batch_round(path: Path, notebook: dict, jobs: int) -> float:
+    requests = [RunRequest(path=path, notebook=notebook) for _ in range(BATCH)]
+    began = time.perf_counter()
+    outcomes = await run_notebooks(requests, jobs=jobs)
+    assert all(outcome.status == "ok" for outcome in outcomes)
+    return time.perf_counter() - began
+
+
 def papermill_round(path: Path, output: Path) -> float:
     began = time.perf_counter()
     papermill.execute_notebook(str(path), str(output), progress_bar=False, log_output=False)
@@ -99,6 +110,18 @@ def main() -> None:
     print(f"  kernel start {start:.3f} s | 3 cells {cells:.3f} s | kill + clean-up {kill:.3f} s")
     print(f"papermill execute_notebook: {paper:.3f} s")
     print(f"ratio papermill / ganymede (returned): {paper / returned:.2f}x")
+
+    with tempfile.TemporaryDirectory() as name:
+        path = Path(name) / "trivial.ipynb"
+        path.write_text(json.dumps(notebook))
+        one_job = asyncio.run(batch_round(path, notebook, jobs=1))
+        two_jobs = asyncio.run(batch_round(path, notebook, jobs=2))
+        began = time.perf_counter()
+        for _ in range(BATCH):
+            papermill_round(path, Path(name) / "out.ipynb")
+        papermill_batch = time.perf_counter() - began
+    print(f"{BATCH} notebooks: run_notebooks jobs=1 {one_job:.3f} s, jobs=2 {two_jobs:.3f} s")
+    print(f"  papermill one after another {papermill_batch:.3f} s")
 
 
 if __name__ == "__main__":
