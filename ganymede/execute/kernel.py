@@ -70,11 +70,6 @@ class Kernel:
             self._poller.register(channel.socket, zmq.POLLIN)
             self._channels[channel.socket] = (name, channel)
 
-    @property
-    def pid(self) -> int | None:
-        provisioner = self.manager.provisioner
-        return getattr(provisioner, "pid", None)
-
     @classmethod
     async def start(cls, launch: KernelLaunch, startup_timeout: float) -> Kernel:
         """A kernel that has answered ``kernel_info``; KernelDied if it can't get there in time."""
@@ -95,9 +90,9 @@ class Kernel:
             if isinstance(error, OSError):
                 raise KernelDied(f"kernel {launch.kernel_name} could not start: {error}") from None
             raise
+        client = manager.client()
         # Unbounded receive queue: with zmq's default of 1000, a kernel printing faster than
         # the runner reads would have its iopub messages dropped, its outputs cut short.
-        client = manager.client()
         client.context.setsockopt(zmq.RCVHWM, 0)
         client.start_channels(shell=True, iopub=True, stdin=False, hb=False, control=False)
         kernel = cls(manager, client, home)
