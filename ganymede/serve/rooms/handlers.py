@@ -33,32 +33,21 @@ from ganymede.fileid import os_path_of
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
 from ganymede.serve.rooms.document import DocumentKind
 from ganymede.serve.rooms.manager import RoomManager
-from ganymede.serve.rooms.protocol import RoomName
+from ganymede.serve.rooms.protocol import (
+    MAX_CLOSE_REASON,
+    CloseCode,
+    RoomName,
+    unknown_session_reason,
+)
 from ganymede.serve.rooms.room import AwarenessRoom
 
 ROOMS_SETTINGS_KEY = "ganymede_rooms"
 AUTH_RESOURCE = "contents"
 
-UNSUPPORTED_DATA = 1003
-INVALID_PAYLOAD = 1007
-BAD_REQUEST = 4400
-FILE_NOT_FOUND = 4404
-# A close frame holds at most 125 bytes, two of them the code.
-MAX_CLOSE_REASON = 123
-
 
 def close_reason(text: str) -> str:
     """``text`` cut to what a close frame can carry, never inside a UTF-8 sequence."""
     return text.encode("utf-8")[:MAX_CLOSE_REASON].decode("utf-8", errors="ignore")
-
-
-def unknown_session_reason(session_id: str | None) -> str:
-    """The JSON reason that makes JupyterLab offer a reload instead of merging old history."""
-    reason: dict[str, Any] = {"reason": "unknown_session", "sessionId": session_id}
-    text = json.dumps(reason | {"reloadable": True}, separators=(",", ":"))
-    if len(text.encode("utf-8")) > MAX_CLOSE_REASON:  # an absurdly long id: leave it out
-        text = json.dumps({"reason": "unknown_session", "reloadable": True}, separators=(",", ":"))
-    return text
 
 
 def room_manager(settings: dict[str, Any]) -> RoomManager:
@@ -140,16 +129,16 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         rooms = room_manager(self.settings)
         session_id = self.get_query_argument("sessionId", None)
         if RoomName.parse(name).is_document and session_id != rooms.session_id:
-            self.close(UNSUPPORTED_DATA, unknown_session_reason(session_id))
+            self.close(CloseCode.UNSUPPORTED_DATA, unknown_session_reason(session_id))
             return
         try:
             room = await rooms.join(name, self)
         except NotebookNotFound:
-            self.close(FILE_NOT_FOUND, "file not found")
+            self.close(CloseCode.FILE_NOT_FOUND, "file not found")
             return
         except (InvalidNotebook, UsageError, UnicodeDecodeError, PathError) as error:
             self.log.warning("room %s: cannot open: %s", name, error)
-            self.close(BAD_REQUEST, close_reason(str(error)))
+            self.close(CloseCode.BAD_REQUEST, close_reason(str(error)))
             return
         if self._gone:  # the client hung up while the room was opening
             rooms.leave(room, self)
@@ -161,12 +150,13 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         if room is None or self.ws_connection is None or self.ws_connection.is_closing():
             return  # refused or closed: what the client still sends goes nowhere
         if isinstance(message, str):
-            self.close(UNSUPPORTED_DATA, "text frames are not part of the protocol")
+            self.close(CloseCode.UNSUPPORTED_DATA, "text frames are not part of the protocol")
             return
         try:
             await room.receive(self, message)
         except FrameError as error:
-            code = UNSUPPORTED_DATA if isinstance(error, UnsupportedFrame) else INVALID_PAYLOAD
+            unsupported = isinstance(error, UnsupportedFrame)
+            code = CloseCode.UNSUPPORTED_DATA if unsupported else CloseCode.INVALID_PAYLOAD
             self.log.warning("room %s: closing a client that sent %s", room.name, error)
             self.close(code, close_reason(str(error)))
 

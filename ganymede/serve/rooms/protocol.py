@@ -20,6 +20,8 @@ from ganymede.errors import FrameError, UnsupportedFrame
 
 TRANSIENT_ROOM_SEPARATORS = 2
 SAVE_REQUEST = "save"
+# A close frame holds at most 125 bytes, two of them the code.
+MAX_CLOSE_REASON = 123
 # A varuint wider than this cannot be a length, clock or id any client sends (JS numbers).
 _MAX_VAR_UINT_BITS = 53
 
@@ -31,6 +33,16 @@ class MessageType(IntEnum):
     AWARENESS = 1
     RAW = 2
     QUERY_AWARENESS = 3
+
+
+class CloseCode(IntEnum):
+    """Websocket close codes, as the docprovider frontend reads them."""
+
+    GOING_AWAY = 1001  # the room closed: the client reconnects
+    UNSUPPORTED_DATA = 1003  # with a JSON reason: a dialog, the document is dropped
+    INVALID_PAYLOAD = 1007
+    BAD_REQUEST = 4400  # before the first sync: the document does not open
+    FILE_NOT_FOUND = 4404
 
 
 class SyncType(IntEnum):
@@ -211,6 +223,17 @@ def decode_awareness(payload: bytes) -> tuple[AwarenessEntry, ...]:
     return tuple(entries)
 
 
+def decode_state_vector(state: bytes) -> dict[int, int]:
+    """A Yjs state vector: for each client id, how many of its changes the sender has."""
+    reader = _Reader(state)
+    clocks = {}
+    for _ in range(reader.var_uint()):
+        client_id = reader.var_uint()
+        clocks[client_id] = reader.var_uint()
+    reader.end()
+    return clocks
+
+
 def encode_awareness(entries: list[AwarenessEntry]) -> bytes:
     """An awareness update payload (not yet framed) carrying ``entries``."""
     parts = [write_var_uint(len(entries))]
@@ -235,6 +258,16 @@ def sync_update(update: bytes) -> bytes:
 
 def awareness_frame(payload: bytes) -> bytes:
     return bytes([MessageType.AWARENESS]) + write_message(payload)
+
+
+def unknown_session_reason(session_id: str | None) -> str:
+    """The JSON close reason that makes JupyterLab offer a reload instead of merging history
+    the room never had (close code 1003). The session id is left out if it would not fit."""
+    reason = {"reason": "unknown_session", "sessionId": session_id, "reloadable": True}
+    text = json.dumps(reason, separators=(",", ":"))
+    if len(text.encode("utf-8")) > MAX_CLOSE_REASON:
+        text = json.dumps({"reason": "unknown_session", "reloadable": True}, separators=(",", ":"))
+    return text
 
 
 def save_request(save_id: int) -> bytes:

@@ -24,7 +24,6 @@ from ganymede.serve.rooms.document import RoomDocument
 from ganymede.serve.rooms.file import RoomFile, WriteOutcome
 from ganymede.serve.rooms.protocol import SaveStatus
 
-GOING_AWAY = 1001
 # An empty update: two zero counts (no structs, no deletions).
 EMPTY_UPDATE = b"\x00\x00"
 
@@ -60,7 +59,7 @@ class AwarenessRoom:
     async def stop(self) -> None:
         """Close every client: the server is going away or nobody is left."""
         for client in list(self.clients):
-            client.close(GOING_AWAY, "room closed")
+            client.close(protocol.CloseCode.GOING_AWAY, "room closed")
         self.clients.clear()
 
     async def __aenter__(self) -> AwarenessRoom:
@@ -148,6 +147,7 @@ class DocumentRoom(AwarenessRoom):
         self._saved_edits = 0
         self._origin: Client | None = None
         self._own_change = False
+        self._introduced: set[Client] = set()
         self._save_lock = asyncio.Lock()
         self._autosave = Autosave(save_delay, self._save_quietly)
         self._subscription = document.doc.observe(self._on_change)
@@ -174,10 +174,18 @@ class DocumentRoom(AwarenessRoom):
         client.send(protocol.sync_step1(self.document.doc.get_state()))
         super().join(client)
 
+    def leave(self, client: Client) -> None:
+        self._introduced.discard(client)
+        super().leave(client)
+
     async def handle(self, client: Client, message: protocol.Message) -> None:
         if isinstance(message, protocol.SyncStep1):
+            if client not in self._introduced and not self._admit_history(client, message.state):
+                return
             client.send(protocol.sync_step2(self.document.doc.get_update(message.state)))
         elif isinstance(message, protocol.SyncStep2 | protocol.SyncUpdate):
+            if client not in self._introduced:
+                raise FrameError("a document update before the client's SyncStep1")
             self._apply(client, message.update)
         elif isinstance(message, protocol.SaveRequest):
             status = await self.save()
@@ -231,6 +239,24 @@ class DocumentRoom(AwarenessRoom):
             await self.save()
         except Exception:
             self.log.exception("room %s: autosave failed", self.name)
+
+    def _admit_history(self, client: Client, state: bytes) -> bool:
+        """Whether the history a client brings (its first SyncStep1) grew from this room.
+
+        Everyone synced with this room holds the room's own changes (its load at least), so a
+        client holding history without them learned it from a room that has since closed
+        (the grace period passed while it was away). Merging that history would duplicate
+        every cell, so it is told to reload, as after a server restart.
+        """
+        clocks = protocol.decode_state_vector(state)
+        own_id = self.document.doc.client_id
+        own_clock = protocol.decode_state_vector(self.document.doc.get_state()).get(own_id, 0)
+        if clocks and not 0 < clocks.get(own_id, 0) <= own_clock:
+            self.log.warning("room %s: a client brought history from an earlier room", self.name)
+            client.close(protocol.CloseCode.UNSUPPORTED_DATA, protocol.unknown_session_reason(None))
+            return False
+        self._introduced.add(client)
+        return True
 
     def _apply(self, client: Client, update: bytes) -> None:
         """Apply a client's update; FrameError if it is not a Yjs update (nothing applied)."""

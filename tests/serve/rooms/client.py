@@ -118,10 +118,12 @@ class RoomClient:
 
 @asynccontextmanager
 async def room_client(
-    server: RunningServer, room: str, session_id: str
+    server: RunningServer, room: str, session_id: str, shared: YBaseDoc | None = None
 ) -> AsyncIterator[RoomClient]:
-    """A client synced with ``room`` (``json:notebook:…`` or ``text:file:…``)."""
-    shared: YBaseDoc = YNotebook() if room.startswith("json:notebook:") else YUnicode()
+    """A client synced with ``room`` (``json:notebook:…`` or ``text:file:…``); ``shared`` is
+    the document of a client coming back with its history, else a fresh one."""
+    if shared is None:
+        shared = YNotebook() if room.startswith("json:notebook:") else YUnicode()
     connection = await open_socket(server, room, session_id)
     channel = Channel(connection, room)
     try:

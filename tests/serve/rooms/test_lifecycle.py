@@ -7,13 +7,15 @@ that closing the room wrote it.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from ganymede.serve.rooms import protocol
 from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
-from tests.serve.rooms.client import eventually, room_client
+from tests.serve.rooms.client import closed_with, eventually, open_socket, room_client
 from tests.serve.rooms.conftest import (
     edit_first_cell,
     notebook_bytes,
@@ -72,6 +74,43 @@ async def test_a_client_back_within_the_grace_period_finds_the_same_room(
         assert sources(ada) == sources(bob) == ["here again"]
     await eventually(lambda: f"room {name}: closed" in server.log.read_text(), "the room to close")
     assert server.log.read_text().count(f"room {name}: opened") == 1
+
+
+async def test_a_client_with_history_from_a_closed_room_is_told_to_reload(
+    quiet_server: RunningServer,
+) -> None:
+    server = quiet_server
+    write(server.root / "stale.ipynb", notebook_bytes("once"))
+    with server.client() as api:
+        name, session = open_session(api, "stale.ipynb")
+    async with room_client(server, name, session) as ada:
+        edit_first_cell(ada, " more")
+    await eventually(lambda: f"room {name}: closed" in server.log.read_text(), "the room to close")
+
+    # Back after the grace period, as y-websocket reconnects: its state, then its history.
+    returning = await open_socket(server, name, session)
+    await returning.write_message(protocol.sync_step1(ada.shared.ydoc.get_state()), binary=True)
+    await returning.write_message(protocol.sync_step2(ada.shared.ydoc.get_update()), binary=True)
+    code, reason = await closed_with(returning)
+    assert code == 1003
+    assert json.loads(reason or "")["reason"] == "unknown_session"
+    async with room_client(server, name, session) as bob:
+        assert sources(bob) == ["once more"]
+
+
+async def test_a_client_back_with_its_history_within_the_grace_period_carries_on(
+    quiet_server: RunningServer,
+) -> None:
+    server = quiet_server
+    write(server.root / "resume.ipynb", notebook_bytes("one"))
+    with server.client() as api:
+        name, session = open_session(api, "resume.ipynb")
+    async with room_client(server, name, session) as ada:
+        edit_first_cell(ada, " two")
+    async with room_client(server, name, session, shared=ada.shared) as ada_again:
+        edit_first_cell(ada_again, " three")
+        async with room_client(server, name, session) as bob:
+            await eventually(lambda: sources(bob) == ["one two three"], "bob to see it once")
 
 
 async def test_stopping_the_server_saves_unsaved_edits_and_closes_the_clients(

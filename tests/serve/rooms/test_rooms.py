@@ -211,14 +211,17 @@ async def test_a_bad_frame_closes_only_its_own_connection(
     write(server.root / "rooms" / "garbage.ipynb", notebook_bytes("g"))
     name, session = open_session(api, "rooms/garbage.ipynb")
     async with room_client(server, name, session) as ada, room_client(server, name, session) as bob:
-        for frame, code in [
-            (b"\x00\x02\xff\xff", 1007),  # a sync update whose length runs past the frame
-            (b"\x00\x02\x03abc", 1007),  # a sync update that is not a Yjs update
-            (b"\x63", 1003),  # no such message type
-            ("text", 1003),  # text frames are not part of the protocol
+        hello = protocol.sync_step1(Doc().get_state())
+        for frames, code in [
+            ([hello, b"\x00\x02\xff\xff"], 1007),  # an update running past the frame's end
+            ([hello, b"\x00\x02\x03abc"], 1007),  # an update that is not a Yjs update
+            ([protocol.sync_update(Doc().get_update())], 1007),  # an update before SyncStep1
+            ([b"\x63"], 1003),  # no such message type
+            (["text"], 1003),  # text frames are not part of the protocol
         ]:
             intruder = await open_socket(server, name, session)
-            await intruder.write_message(frame, binary=isinstance(frame, bytes))
+            for frame in frames:
+                await intruder.write_message(frame, binary=isinstance(frame, bytes))
             assert (await closed_with(intruder))[0] == code
         edit_first_cell(ada, "ood")
         await eventually(lambda: sources(bob) == ["good"], "the room to carry on")
