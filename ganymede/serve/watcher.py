@@ -1,0 +1,151 @@
+"""Noticing other programs' changes to the files of open rooms, once each change has settled.
+
+A program that writes a notebook (an editor, ``git checkout``, an agent's script) often writes it
+in several steps; reading it mid-way would merge a half-written file. So a file is reported only
+once it has been quiet for ``settle`` seconds, and at the latest ``settle_max`` seconds after its
+first change, so a file rewritten continuously is still taken in. watchfiles watches only the
+directories of open rooms (not recursively), and the set follows rooms as they open and close.
+
+The watcher reports paths; telling a room's own writes apart is the room's business (it compares
+the file's hash with what it last wrote), so nothing here needs to know who wrote what.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import watchfiles
+
+SettledHandler = Callable[[Path], Awaitable[None]]
+log = logging.getLogger(__name__)
+
+
+class Settler:
+    """When each changed path is due: quiet for ``settle`` s, or ``settle_max`` s after its first
+    change. Pure bookkeeping on the times it is given, so the rule is tested without a clock."""
+
+    def __init__(self, settle: float, settle_max: float) -> None:
+        self.settle = settle
+        self.settle_max = settle_max
+        self._first: dict[Path, float] = {}
+        self._last: dict[Path, float] = {}
+
+    def changed(self, path: Path, now: float) -> None:
+        self._first.setdefault(path, now)
+        self._last[path] = now
+
+    def due_at(self, path: Path) -> float:
+        return min(self._last[path] + self.settle, self._first[path] + self.settle_max)
+
+    def next_due(self) -> float | None:
+        """The earliest time a pending path is due, or None when nothing is pending."""
+        return min((self.due_at(path) for path in self._first), default=None)
+
+    def take_due(self, now: float) -> list[Path]:
+        """The paths due by ``now``, forgotten as they are handed out, oldest change first."""
+        due = sorted((p for p in self._first if self.due_at(p) <= now), key=self._first.get)
+        for path in due:
+            del self._first[path], self._last[path]
+        return due
+
+
+class FileWatcher:
+    """Watches files by watching their directories; calls ``on_settled(path)`` for each change.
+
+    Use ``async with FileWatcher(...)`` or ``start()``/``stop()``. ``watch(path)`` and
+    ``unwatch(path)`` may be called at any time; a directory is watched while any of its files is.
+    """
+
+    def __init__(
+        self, on_settled: SettledHandler, *, settle: float = 0.5, settle_max: float = 5.0
+    ) -> None:
+        self._on_settled = on_settled
+        self._settler = Settler(settle, settle_max)
+        self._files: dict[Path, int] = {}
+        self._wake = asyncio.Event()
+        self._restart = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self.started = asyncio.Event()
+
+    def watch(self, path: Path) -> None:
+        """Report changes to ``path`` (counted: each ``watch`` needs its ``unwatch``)."""
+        path = path.absolute()
+        self._files[path] = self._files.get(path, 0) + 1
+        if self._files[path] == 1:
+            self._restart.set()
+
+    def unwatch(self, path: Path) -> None:
+        path = path.absolute()
+        count = self._files.get(path, 0) - 1
+        if count > 0:
+            self._files[path] = count
+        else:
+            self._files.pop(path, None)
+            self._restart.set()
+
+    async def start(self) -> None:
+        self._tasks = [
+            asyncio.create_task(self._watch_loop(), name="ganymede-watcher"),
+            asyncio.create_task(self._report_loop(), name="ganymede-watcher-report"),
+        ]
+        self.started.set()
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+        self.started.clear()
+
+    async def __aenter__(self) -> FileWatcher:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    async def _watch_loop(self) -> None:
+        """Run watchfiles over the current directories; start over when the set changes."""
+        while True:
+            self._restart.clear()
+            directories = sorted({path.parent for path in self._files if path.parent.is_dir()})
+            if not directories:
+                await self._restart.wait()
+                continue
+            async for changes in watchfiles.awatch(
+                *directories,
+                stop_event=self._restart,
+                debounce=50,
+                step=20,
+                recursive=False,
+                watch_filter=None,
+            ):
+                now = time.monotonic()
+                for _, changed in changes:
+                    path = Path(changed)
+                    if path in self._files:
+                        self._settler.changed(path, now)
+                self._wake.set()
+
+    async def _report_loop(self) -> None:
+        """Hand each settled path to the handler, one at a time, in the order they changed."""
+        while True:
+            self._wake.clear()  # before looking, so a change arriving meanwhile is not missed
+            due = self._settler.next_due()
+            timeout = None if due is None else max(0.0, due - time.monotonic())
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), timeout)
+            for path in self._settler.take_due(time.monotonic()):
+                if path not in self._files:
+                    continue
+                try:
+                    await self._on_settled(path)
+                except Exception:
+                    log.exception("ganymede: taking in the change to %s failed", path)
