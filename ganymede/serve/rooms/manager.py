@@ -47,11 +47,6 @@ class RoomManager:
         self._waiting: dict[str, asyncio.Task[None]] = {}  # grace periods running
         self._closing: dict[str, asyncio.Future[None]] = {}  # rooms saving before they close
 
-    @property
-    def rooms(self) -> dict[str, AwarenessRoom]:
-        """The open rooms by name (a copy)."""
-        return dict(self._rooms)
-
     async def join(self, name: str, client: Client) -> AwarenessRoom:
         """Put ``client`` in the room ``name``, opening it if needed.
 

@@ -49,10 +49,6 @@ class AwarenessRoom:
         self.clients: set[Client] = set()
         self._ledger = AwarenessLedger()
 
-    @property
-    def has_unsaved_edits(self) -> bool:
-        return False
-
     async def start(self) -> None:
         """Nothing to start for presence alone; document rooms start their autosave."""
 
