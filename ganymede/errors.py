@@ -11,6 +11,8 @@ place; the pure packages and ``core/`` only ever raise them, never a door's own 
     ├── InvalidNotebook(ValueError)         unreadable, not JSON, not nbformat       CLI exit 5
     ├── FrameError(ValueError)              a room frame that breaks the protocol    ws close 1007
     │   └── UnsupportedFrame                well-formed, of a kind rooms do not speak ws close 1003
+    ├── PackageError                        pip could not install or uninstall       CLI exit 1
+    │   └── NotInstalled(LookupError)       uninstalling what is not installed       CLI exit 1
     └── RunError                            a headless run that did not finish ok
         ├── CellError                       a cell raised                            CLI exit 1
         ├── RunTimeout(TimeoutError)        a cell ran past its timeout              CLI exit 3
@@ -64,6 +66,18 @@ class FrameError(GanymedeError, ValueError):
 
 class UnsupportedFrame(FrameError):
     """A frame that decodes, but of a message type or request the rooms do not handle."""
+
+
+class PackageError(GanymedeError):
+    """pip refused or failed an install or uninstall; the message carries pip's own reason."""
+
+
+class NotInstalled(PackageError, LookupError):
+    """Distributions asked to be uninstalled that this environment does not have."""
+
+    def __init__(self, names: list[str]) -> None:
+        super().__init__(f"not installed: {', '.join(names)}")
+        self.names = names
 
 
 class RunError(GanymedeError):
