@@ -22,8 +22,9 @@ TRANSIENT_ROOM_SEPARATORS = 2
 SAVE_REQUEST = "save"
 # A close frame holds at most 125 bytes, two of them the code.
 MAX_CLOSE_REASON = 123
-# A varuint wider than this cannot be a length, clock or id any client sends (JS numbers).
-_MAX_VAR_UINT_BITS = 53
+# Eight 7-bit groups hold any safe JS integer (2**53), the largest length, clock or id a client
+# can send; a longer number is garbage.
+_MAX_VAR_UINT_BYTES = 8
 
 SaveStatus = Literal["success", "skipped", "failed"]
 
@@ -138,18 +139,15 @@ class _Reader:
 
     def var_uint(self) -> int:
         value = 0
-        shift = 0
-        while True:
+        for shift in range(0, 7 * _MAX_VAR_UINT_BYTES, 7):
             if self._position >= len(self._data):
                 raise FrameError("frame ends inside a number")
             byte = self._data[self._position]
             self._position += 1
             value |= (byte & 0x7F) << shift
-            shift += 7
             if byte < 0x80:
                 return value
-            if shift >= _MAX_VAR_UINT_BITS:
-                raise FrameError("number too large")
+        raise FrameError("number too large")
 
     def var_bytes(self) -> bytes:
         length = self.var_uint()

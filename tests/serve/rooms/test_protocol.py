@@ -144,3 +144,23 @@ def test_a_user_that_says_goodbye_is_not_announced_again() -> None:
     ledger.record(owner, (AwarenessEntry(1, 1, "null"),))
     assert ledger.present() is None
     assert ledger.forget(owner) is None
+
+
+def test_state_vectors_decode_to_clocks_by_client() -> None:
+    doc, _ = an_update()
+    assert protocol.decode_state_vector(doc.get_state()) == {doc.client_id: len("print('hi')")}
+    assert protocol.decode_state_vector(Doc().get_state()) == {}
+    with pytest.raises(FrameError):
+        protocol.decode_state_vector(b"\x02\x01")
+
+
+def test_the_unknown_session_reason_fits_a_close_frame() -> None:
+    reason = protocol.unknown_session_reason("0b3c9f5e-0000-4000-8000-000000000000")
+    assert json.loads(reason) == {
+        "reason": "unknown_session",
+        "sessionId": "0b3c9f5e-0000-4000-8000-000000000000",
+        "reloadable": True,
+    }
+    too_long = protocol.unknown_session_reason("x" * 200)
+    assert len(too_long.encode()) <= protocol.MAX_CLOSE_REASON
+    assert json.loads(too_long) == {"reason": "unknown_session", "reloadable": True}
