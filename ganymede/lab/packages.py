@@ -99,9 +99,13 @@ def install(
     whole call with pip's reason and nothing is installed. ``on_output`` receives pip's output.
     """
     _refuse_options(names)
-    options = [*(["--index-url", index_url] if index_url else [])]
-    options += [argument for link in find_links for argument in ("--find-links", link)]
-    options += ["--no-index"] * no_index + ["--upgrade"] * upgrade
+    options = [argument for link in find_links for argument in ("--find-links", link)]
+    if index_url:
+        options += ["--index-url", index_url]
+    if no_index:
+        options.append("--no-index")
+    if upgrade:
+        options.append("--upgrade")
     with tempfile.TemporaryDirectory(prefix="ganymede-pip-") as scratch:
         report_file = Path(scratch) / "report.json"
         run_pip(["install", "--report", str(report_file), *options, *names], on_output)
@@ -118,7 +122,10 @@ def install(
         if name is None or canonical_name(name) in seen:
             continue
         seen.add(canonical_name(name))
-        present = distribution(name)
+        try:
+            present = distribution(name)
+        except PackageNotFoundError:  # a requirement whose marker leaves this environment out
+            continue
         extensions = tuple(extensions_of(present))
         reports.append(
             InstallReport(present.metadata["Name"], present.version, True, False, extensions)

@@ -98,3 +98,23 @@ def test_the_first_data_dir_holding_a_name_wins_as_in_jupyterlab(
     assert by_name["mine"].path == user_dir / "mine"
     assert "not-built" not in by_name
     assert list(by_name) == sorted(by_name)
+
+
+def test_the_listing_agrees_with_jupyterlabs_own_discovery() -> None:
+    from jupyter_core.paths import jupyter_path
+    from jupyterlab_server.config import get_federated_extensions
+
+    user_dir = Path(os.environ["JUPYTER_DATA_DIR"], "labextensions")
+    write_extension(user_dir / "@mine" / "scoped", "@mine/scoped", "1.2.3")
+    write_extension(user_dir / "not-built", "not-built", "0.1.0", prebuilt=False)
+    theirs = get_federated_extensions(jupyter_path("labextensions"))
+    loaded = {
+        name: (data["version"], Path(data["ext_path"]))
+        for name, data in theirs.items()
+        if "_build" in data["jupyterlab"]
+    }
+    ours = {
+        extension.name: (extension.version, extension.path) for extension in installed_extensions()
+    }
+    assert ours == loaded
+    assert "@mine/scoped" in ours
