@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 # Debian packages the test suite needs (installed only when missing).
-APT_PACKAGES ?=
+APT_PACKAGES ?= chromium
 PYTEST_ARGS ?=
 
 .PHONY: serve test setup system-packages lint format bench clean

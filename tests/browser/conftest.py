@@ -1,0 +1,110 @@
+"""JupyterLab itself, in Debian's headless Chromium, against a real ``ganymede serve``.
+
+Playwright drives the system browser (its own download is never used) through the driver its pip
+package ships. Each launch gets a fresh temporary profile from Playwright, and each page its own
+browser context, so no cookie, storage or JupyterLab workspace leaks from one page to the next.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Generator, Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Playwright, sync_playwright
+
+from tests.browser.lab import LabPage
+from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Root has no user namespaces for Chromium's sandbox; the rest keeps a headless run quiet and
+# off the network (this machine reaches only package registries).
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+OPENED_PAGES = pytest.StashKey[list[LabPage]]()
+
+OpenLab = Callable[[str], LabPage]
+
+
+def require_chromium() -> None:
+    """Skip only where nothing could have installed the browser: not root, so no ``make`` apt step.
+
+    As root the Makefile installs Debian's ``chromium``; a missing browser there is a broken setup
+    and fails loudly instead of silently skipping every browser test.
+    """
+    if CHROMIUM.exists():
+        return
+    if os.geteuid() != 0:
+        pytest.skip(f"{CHROMIUM} is missing (Debian's chromium; `make test` as root installs it)")
+    pytest.fail(f"{CHROMIUM} is missing although `make test` as root installs Debian's chromium")
+
+
+@pytest.fixture(scope="session")
+def playwright_driver() -> Iterator[Playwright]:
+    require_chromium()
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="session")
+def browser(playwright_driver: Playwright) -> Iterator[Browser]:
+    chromium = playwright_driver.chromium.launch(
+        executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
+    )
+    yield chromium
+    chromium.close()
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[RunningServer]:
+    """``ganymede serve <root> --no-browser --port 0``: one server, one empty root per test."""
+    root = tmp_path / "root"
+    root.mkdir()
+    running = start_server(root, jupyter_env(tmp_path / "jupyter"))
+    yield running
+    stop_server(running)
+
+
+@pytest.fixture
+def lab_page(
+    request: pytest.FixtureRequest, browser: Browser, served: RunningServer
+) -> Iterator[OpenLab]:
+    """Opens a file of the served root in JupyterLab, each call in a browser context of its own.
+
+    The returned page has shown the document's content from its room. A failing test's report
+    carries each page's console errors, failed requests and the server's log.
+    """
+    contexts: list[BrowserContext] = []
+    pages: list[LabPage] = []
+    request.node.stash[OPENED_PAGES] = pages
+
+    def open_lab(path: str) -> LabPage:
+        context = browser.new_context(viewport={"width": 1280, "height": 720})
+        contexts.append(context)
+        lab = LabPage.record(context, served, path)
+        pages.append(lab)
+        return lab.open()
+
+    yield open_lab
+    for context in contexts:
+        context.close()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.failed:
+        for index, lab in enumerate(item.stash.get(OPENED_PAGES, [])):
+            report.sections.append((f"JupyterLab page {index} on {lab.path}", lab.diagnostics()))
+    return report
