@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -23,3 +25,24 @@ def isolated_jupyter(
     monkeypatch.setenv("JUPYTER_PLATFORM_DIRS", "1")
     monkeypatch.delenv("GANYMEDE_PARAMS", raising=False)
     return home
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Callable[[int], Path]]:
+    """Mount a tmpfs of the given size in KiB: a real full disk (ENOSPC). Needs root, as CI runs."""
+    mounted: list[Path] = []
+
+    def mount(kib: int) -> Path:
+        disk = tmp_path / f"disk{len(mounted)}"
+        disk.mkdir()
+        done = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", f"size={kib}k", "tmpfs", str(disk)], capture_output=True
+        )
+        if done.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
+        mounted.append(disk)
+        return disk
+
+    yield mount
+    for disk in mounted:
+        subprocess.run(["umount", "--lazy", str(disk)], check=True)

@@ -8,7 +8,7 @@ import os
 import pty
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -249,30 +249,15 @@ def test_cwd_is_the_kernels_working_directory(tmp_path: Path) -> None:
     assert json_lines(moved.stdout)[0]["results"]["cwd"] == str(tmp_path / "data")
 
 
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 256 KiB tmpfs: a real full disk (ENOSPC). Mounting needs root, as CI runs."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(disk)], capture_output=True
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
-    try:
-        yield disk
-    finally:
-        subprocess.run(["umount", str(disk)], check=True)
-
-
-def test_a_full_disk_keeps_the_old_file_and_says_so(small_disk: Path) -> None:
-    path = write_notebook(small_disk / "nb.ipynb", code("print('x' * 400_000)"))
+def test_a_full_disk_keeps_the_old_file_and_says_so(small_disk: Callable[[int], Path]) -> None:
+    disk = small_disk(256)
+    path = write_notebook(disk / "nb.ipynb", code("print('x' * 400_000)"))
     before = path.read_text()
-    done = ganymede("nb.ipynb", cwd=small_disk)
+    done = ganymede("nb.ipynb", cwd=disk)
     assert done.returncode == 5
     assert "nb.ipynb: cannot write: No space left on device" in done.stderr
     assert path.read_text() == before
-    assert [p.name for p in small_disk.iterdir()] == ["nb.ipynb"], "no temporary file left behind"
+    assert [p.name for p in disk.iterdir()] == ["nb.ipynb"], "no temporary file left behind"
 
 
 def test_jobs_runs_notebooks_side_by_side(tmp_path: Path) -> None:
