@@ -1,8 +1,9 @@
 """Helpers a notebook calls from inside its kernel: parameters in, named results out.
 
 This module runs in kernels, which may live in an environment without Ganymede's server
-dependencies, so it imports only the standard library at import time; IPython is imported when a
-result is published (it is always there in an IPython kernel).
+dependencies, so at import time it needs only the standard library (and the stdlib-only results
+reader whose MIME type it writes); IPython is imported when a result is published (it is always
+there in an IPython kernel).
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import json
 import os
 from typing import Any
 
+from ganymede.notebook.results import RESULT_MIME
+
 PARAMS_VARIABLE = "GANYMEDE_PARAMS"
-RESULT_MIME = "application/vnd.ganymede.result+json"
 _PLAIN_TEXT_LIMIT = 200
 
 __all__ = ["PARAMS_VARIABLE", "RESULT_MIME", "params", "result"]

@@ -60,4 +60,9 @@ def test_importing_it_loads_only_the_standard_library() -> None:
     loaded = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     ).stdout.split()
-    assert sorted(loaded) == ["ganymede", "ganymede.kernel"]
+    assert sorted(loaded) == [
+        "ganymede",
+        "ganymede.kernel",
+        "ganymede.notebook",
+        "ganymede.notebook.results",
+    ]
