@@ -1,0 +1,256 @@
+"""Bring a live document to a target content with the smallest changes, never a reset.
+
+A room takes in another program's change while clients are typing into the same document.
+Replacing the whole document (jupyter_ydoc's ``set``) would wipe their cursors and race their
+keystrokes; so only what differs is touched: cells are matched by id and inserted or deleted,
+a changed source gets a text diff, outputs and each metadata key are replaced only if they
+differ. Yjs 13 (the JupyterLab frontend) cannot decode pycrdt's array move, so a moved cell is
+deleted and inserted anew, as jupyter_ydoc does.
+
+pycrdt ``Text`` positions count UTF-8 bytes (``len(Text("a📊b")) == 6``) while Python slices
+count code points; ``text_edits`` works in code points and ``patch_text`` converts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from itertools import accumulate
+from typing import Any
+
+from jupyter_ydoc import YNotebook
+from pycrdt import Array, Map, Text
+
+# A changed run of lines up to this many characters a side is refined to characters; past it
+# the character diff costs more than the few bytes it saves.
+REFINE_LIMIT = 2000
+# Keys the shared cell keeps for itself: the id is matched on, execution_state is runtime only.
+_CELL_KEYS_KEPT = frozenset({"id", "execution_state"})
+
+
+@dataclass(frozen=True)
+class TextEdit:
+    """Replace ``old[start:end]`` (code points) with ``text``."""
+
+    start: int
+    end: int
+    text: str
+
+
+def text_edits(old: str, new: str) -> list[TextEdit]:
+    """Non-overlapping edits, in order, that turn ``old`` into ``new``.
+
+    Lines are matched first (cheap on long texts), then a changed run of lines is refined to
+    characters, so typing one word in a long cell is one small insert.
+    """
+    if old == new:
+        return []
+    head = _common_prefix(old, new)
+    tail = _common_prefix(old[head:][::-1], new[head:][::-1])
+    old_middle, new_middle = old[head : len(old) - tail], new[head : len(new) - tail]
+    old_lines = old_middle.splitlines(keepends=True)
+    new_lines = new_middle.splitlines(keepends=True)
+    old_starts = [0, *accumulate(len(line) for line in old_lines)]
+    new_starts = [0, *accumulate(len(line) for line in new_lines)]
+    edits: list[TextEdit] = []
+    matcher = SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        old_start, old_end = old_starts[i1], old_starts[i2]
+        new_start, new_end = new_starts[j1], new_starts[j2]
+        for edit in _refined(old_middle[old_start:old_end], new_middle[new_start:new_end]):
+            offset = head + old_start
+            edits.append(TextEdit(edit.start + offset, edit.end + offset, edit.text))
+    return edits
+
+
+def patch_text(text: Text, target: str) -> None:
+    """Edit ``text`` in place until it reads ``target``."""
+    old = str(text)
+    edits = text_edits(old, target)
+    if not edits:
+        return
+    with text.doc.transaction():
+        for edit, (start, end) in reversed(list(zip(edits, _byte_ranges(old, edits), strict=True))):
+            # From the end, so the offsets of the edits before stay valid.
+            if end > start:
+                del text[start:end]
+            if edit.text:
+                text.insert(start, edit.text)
+
+
+def patch_notebook(notebook: YNotebook, target: Mapping[str, Any]) -> None:
+    """Edit the shared notebook in place until ``notebook.get()`` equals ``target``.
+
+    ``target`` is nbformat 4 JSON with multiline strings joined. Cells without ids (before
+    nbformat 4.5) are matched by position.
+    """
+    with notebook.ydoc.transaction():
+        meta: Map = notebook.ydoc.get("meta", type=Map)
+        for key in ("nbformat", "nbformat_minor"):
+            if not _same(meta.get(key), target[key]):
+                meta[key] = target[key]
+        metadata = meta.get("metadata")
+        if isinstance(metadata, Map):
+            _patch_map(metadata, target.get("metadata", {}))
+        else:
+            meta["metadata"] = Map(dict(target.get("metadata", {})))
+        _patch_cells(notebook, target["cells"])
+
+
+def _patch_cells(notebook: YNotebook, cells: list[Mapping[str, Any]]) -> None:
+    """Delete the cells the target lacks or moved, insert the missing ones, update the rest."""
+    ycells: Array = notebook.ycells
+    by_id = all(isinstance(cell.get("id"), str) for cell in cells)
+    if by_id:
+        current = [ycell.get("id") for ycell in ycells]
+        wanted = [cell["id"] for cell in cells]
+    else:
+        current = list(range(len(ycells)))
+        wanted = list(range(len(cells)))
+    matcher = SequenceMatcher(None, current, wanted, autojunk=False)
+    kept = {
+        i for block in matcher.get_matching_blocks() for i in range(block.a, block.a + block.size)
+    }
+    for index in reversed(range(len(current))):
+        if index not in kept:
+            del ycells[index]
+    kept_keys = [current[index] for index in sorted(kept)]
+    position = 0
+    for index, cell in enumerate(cells):
+        if position < len(kept_keys) and kept_keys[position] == wanted[index]:
+            ycell = ycells[index]
+            if not _patch_cell(ycell, cell):
+                del ycells[index]
+                ycells.insert(index, notebook.create_ycell(dict(cell)))
+            position += 1
+        else:
+            ycells.insert(index, notebook.create_ycell(dict(cell)))
+
+
+def _patch_cell(ycell: Map, cell: Mapping[str, Any]) -> bool:
+    """Update one shared cell part by part; False when it must be replaced whole.
+
+    A cell whose type changes is replaced: the frontend builds a different model per type.
+    """
+    if ycell.get("cell_type") != cell.get("cell_type"):
+        return False
+    source = ycell.get("source")
+    metadata = ycell.get("metadata")
+    if not isinstance(source, Text) or not isinstance(metadata, Map):
+        return False
+    patch_text(source, _joined(cell.get("source", "")))
+    _patch_map(metadata, cell.get("metadata", {}))
+    for key, value in cell.items():
+        if key in _CELL_KEYS_KEPT or key in ("source", "metadata", "cell_type"):
+            continue
+        if key == "outputs":
+            _patch_outputs(ycell, value)
+        elif key not in ycell or not _same(_plain(ycell[key]), value):
+            ycell[key] = value
+    for key in list(ycell.keys()):
+        if key not in cell and key not in _CELL_KEYS_KEPT:
+            del ycell[key]
+    return True
+
+
+def _patch_outputs(ycell: Map, outputs: list[dict[str, Any]]) -> None:
+    """Keep the outputs the cell already shows, append the rest; else replace them all."""
+    youtputs = ycell.get("outputs")
+    if not isinstance(youtputs, Array):
+        ycell["outputs"] = Array([_output_map(output) for output in outputs])
+        return
+    current = [_plain(youtput) for youtput in youtputs]
+    shown = len(current)
+    if shown > len(outputs) or not all(map(_same, current, outputs[:shown])):
+        youtputs.clear()
+        shown = 0
+    if shown < len(outputs):
+        youtputs.extend([_output_map(output) for output in outputs[shown:]])
+
+
+def _output_map(output: Mapping[str, Any]) -> Map:
+    """An output as the shared schema holds it: a stream's text is shared text."""
+    shared = json.loads(json.dumps(output))
+    if shared.get("output_type") == "stream":
+        shared["text"] = Text(_joined(shared.get("text", "")))
+    return Map(shared)
+
+
+def _patch_map(shared: Map, target: Mapping[str, Any]) -> None:
+    """Set the keys whose value differs, delete the keys the target lacks."""
+    for key in list(shared.keys()):
+        if key not in target:
+            del shared[key]
+    for key, value in target.items():
+        if key not in shared or not _same(_plain(shared[key]), value):
+            shared[key] = value
+
+
+def _plain(value: Any) -> Any:
+    """A shared value as JSON data (shared types read out, everything else as it is)."""
+    if isinstance(value, Map | Array | Text):
+        return value.to_py()
+    return value
+
+
+def _same(first: Any, second: Any) -> bool:
+    """JSON equality where ``2.0`` (how Yjs gives numbers back) equals ``2`` but not ``True``."""
+    return _canonical(first) == _canonical(second)
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(_whole_numbers(value), sort_keys=True, ensure_ascii=False)
+
+
+def _whole_numbers(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, Mapping):
+        return {key: _whole_numbers(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_whole_numbers(item) for item in value]
+    return value
+
+
+def _joined(text: str | list[str]) -> str:
+    return text if isinstance(text, str) else "".join(text)
+
+
+def _common_prefix(first: str, second: str) -> int:
+    """How many leading characters ``first`` and ``second`` share (binary search on slices)."""
+    low, high = 0, min(len(first), len(second))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if first[:middle] == second[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _refined(old: str, new: str) -> list[TextEdit]:
+    """Character edits within one changed run of lines (positions relative to the run)."""
+    if not old or not new or len(old) > REFINE_LIMIT or len(new) > REFINE_LIMIT:
+        return [TextEdit(0, len(old), new)]
+    matcher = SequenceMatcher(None, old, new, autojunk=False)
+    return [
+        TextEdit(i1, i2, new[j1:j2])
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag != "equal"
+    ]
+
+
+def _byte_ranges(text: str, edits: list[TextEdit]) -> list[tuple[int, int]]:
+    """Each edit's range in UTF-8 bytes of ``text``, counted in one pass over the edits."""
+    ranges = []
+    char_at = byte_at = 0
+    for edit in edits:
+        start = byte_at + len(text[char_at : edit.start].encode("utf-8"))
+        end = start + len(text[edit.start : edit.end].encode("utf-8"))
+        ranges.append((start, end))
+        char_at, byte_at = edit.end, end
+    return ranges
