@@ -19,7 +19,7 @@ from jupyter_server.auth.decorator import authorized, ws_authenticated
 from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from tornado import web
-from tornado.websocket import WebSocketClosedError, WebSocketHandler
+from tornado.websocket import WebSocketHandler
 
 from ganymede.errors import (
     FrameError,
@@ -31,6 +31,7 @@ from ganymede.errors import (
 )
 from ganymede.fileid import os_path_of
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
+from ganymede.serve.rooms.connection import ConnectionLimits, Outbox
 from ganymede.serve.rooms.document import DocumentKind
 from ganymede.serve.rooms.manager import RoomManager
 from ganymede.serve.rooms.protocol import (
@@ -96,13 +97,20 @@ class SessionHandler(APIHandler):
 class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
     """One client's connection to a room: frames in go to the room, frames out are queued.
 
-    Authenticated as the kernels websocket is (token, cookie), with pings from jupyter_server's
-    WebSocketMixin. A frame that breaks the protocol closes this connection only.
+    Authenticated as the kernels websocket is (token, cookie). Frames out go through the
+    client's ``Outbox``, which also pings it (``[serve]`` limits). A frame that breaks the
+    protocol, or is larger than ``max_body_size``, closes this connection only.
     """
 
     auth_resource = AUTH_RESOURCE
     room: AwarenessRoom | None = None
+    _outbox: Outbox | None = None
     _gone = False
+
+    @property
+    def ping_interval(self) -> int:
+        """No pings from WebSocketMixin or tornado: the outbox pings, with ``[serve]`` timings."""
+        return 0
 
     def set_default_headers(self) -> None:
         """None of JupyterHandler's page headers make sense on a websocket upgrade."""
@@ -126,6 +134,9 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
 
     async def open(self, name: str) -> None:  # type: ignore[override]
         super().open(name)
+        context: GanymedeContext = self.settings[SETTINGS_KEY]
+        limits = ConnectionLimits.of(context.config.serve)
+        self._outbox = Outbox(self, limits, name=name, log=self.log)
         rooms = room_manager(self.settings)
         session_id = self.get_query_argument("sessionId", None)
         if RoomName.parse(name).is_document and session_id != rooms.session_id:
@@ -146,6 +157,8 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         self.room = room
 
     async def on_message(self, message: str | bytes) -> None:
+        if self._outbox is not None:
+            self._outbox.heard()
         room = self.room
         if room is None or self.ws_connection is None or self.ws_connection.is_closing():
             return  # refused or closed: what the client still sends goes nowhere
@@ -160,27 +173,31 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
             self.log.warning("room %s: closing a client that sent %s", room.name, error)
             self.close(code, close_reason(str(error)))
 
+    def on_pong(self, data: bytes) -> None:
+        if self._outbox is not None:
+            self._outbox.heard()
+
     def on_close(self) -> None:
         self._gone = True
+        if self._outbox is not None:
+            self._outbox.stop()
         if self.room is not None:
             room_manager(self.settings).leave(self.room, self)
             self.room = None
 
     def send(self, frame: bytes) -> None:
         """Queue ``frame``; a connection already closing simply misses it."""
-        if self.ws_connection is None or self.ws_connection.is_closing():
+        if self._outbox is None or self.ws_connection is None or self.ws_connection.is_closing():
             return
-        try:
-            written = self.write_message(frame, binary=True)
-        except WebSocketClosedError:
-            return
-        written.add_done_callback(_collect)
+        self._outbox.send(frame)
 
+    def write_binary(self, frame: bytes) -> asyncio.Future[None]:
+        return self.write_message(frame, binary=True)
 
-def _collect(written: asyncio.Future[None]) -> None:
-    """Take a failed write's error (the socket closed under it) so nothing reports it unread."""
-    if not written.cancelled():
-        written.exception()
+    def abort(self) -> None:
+        """Tear the connection down now: the client is gone and will not answer a close."""
+        if self.ws_connection is not None and self.ws_connection.stream is not None:
+            self.ws_connection.stream.close()
 
 
 default_handlers = [
