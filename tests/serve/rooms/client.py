@@ -58,7 +58,9 @@ async def closed_with(connection: WebSocketClientConnection) -> tuple[int | None
 
 async def hang_up(connection: WebSocketClientConnection) -> None:
     """Close from our side and wait for the server's answer, so no socket outlives its test."""
-    if connection.close_code is not None:  # the server closed it, and its reader saw the end
+    stream = connection.protocol.stream if connection.protocol is not None else None
+    hung_up = stream is not None and stream.closed()  # the server vanished without a close frame
+    if connection.close_code is not None or hung_up:  # nothing more will come: no end to read
         connection.close()
         return
     connection.close()
