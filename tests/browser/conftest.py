@@ -8,6 +8,7 @@ browser context, so no cookie, storage or JupyterLab workspace leaks from one pa
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 
@@ -48,14 +49,20 @@ def require_chromium() -> None:
     pytest.fail(f"{CHROMIUM} is missing although `make test` as root installs Debian's chromium")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def playwright_driver() -> Iterator[Playwright]:
+    """Playwright's sync driver, for one test module at a time.
+
+    Between its calls the driver leaves its event loop marked as this thread's running loop, so
+    while it lives no asyncio test can run its own: a session-wide driver would break every
+    async test collected after the browser tests.
+    """
     require_chromium()
     with sync_playwright() as driver:
         yield driver
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright_driver: Playwright) -> Iterator[Browser]:
     chromium = playwright_driver.chromium.launch(
         executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS
@@ -71,7 +78,15 @@ def served(tmp_path: Path) -> Iterator[RunningServer]:
     root.mkdir()
     running = start_server(root, jupyter_env(tmp_path / "jupyter"))
     yield running
-    stop_server(running)
+    try:
+        stop_server(running)
+    except subprocess.TimeoutExpired:
+        running.process.kill()
+        running.process.wait()
+        assert running.process.stdout is not None
+        running.process.stdout.close()
+        log_tail = "\n".join(running.log.read_text(errors="replace").splitlines()[-60:])
+        pytest.fail(f"ganymede serve did not stop on Ctrl-C (killed); its log ends:\n{log_tail}")
 
 
 @pytest.fixture

@@ -193,12 +193,16 @@ class LabPage:
         )
 
     def _wait_for_notebook(self) -> None:
-        """Every cell on disk shows, code cells with their source: the room has synced."""
+        """Every cell on disk shows, code cells with their source (the room has synced), and
+        the kernel is idle: JupyterLab has finished the edits it makes on its own as a kernel
+        starts (the notebook's ``language_info``) and no request is still starting one."""
         notebook = nbformat.reads(self.file.read_text(), as_version=4)
         expect(self.cells).to_have_count(len(notebook.cells), timeout=OPEN_TIMEOUT_MS)
         for index, cell in enumerate(notebook.cells):
             if cell.cell_type == "code":
                 expect_source(self.cell_editor(index), cell.source)
+        kernel = self.page.locator(".jp-NotebookPanel-toolbar .jp-Notebook-ExecutionIndicator")
+        expect(kernel).to_have_attribute("data-status", "idle", timeout=OPEN_TIMEOUT_MS)
 
     def _wait_for_text_file(self) -> None:
         first_line = self.file.read_text().splitlines()[0]
