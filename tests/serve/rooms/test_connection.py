@@ -1,0 +1,57 @@
+"""The send queue's bookkeeping and the write deadline, without a socket."""
+
+from __future__ import annotations
+
+from ganymede.config import ServeConfig
+from ganymede.serve.rooms.connection import Backlog, ConnectionLimits, write_deadline
+
+
+def test_a_backlog_takes_frames_up_to_its_message_limit() -> None:
+    backlog = Backlog(max_messages=3, max_bytes=1000)
+    assert all(backlog.push(b"x") for _ in range(3))
+    assert not backlog.push(b"x")
+    assert (len(backlog), backlog.size) == (3, 3)
+    backlog.pop()
+    assert backlog.push(b"y")
+
+
+def test_a_backlog_takes_frames_up_to_its_byte_limit() -> None:
+    backlog = Backlog(max_messages=100, max_bytes=10)
+    assert backlog.push(b"12345")
+    assert backlog.push(b"12345")
+    assert not backlog.push(b"1")
+    assert backlog.first() == b"12345"
+    backlog.pop()
+    assert backlog.size == 5
+    assert not backlog.push(b"123456")
+    assert backlog.push(b"12345")
+
+
+def test_a_frame_larger_than_the_byte_limit_never_fits() -> None:
+    backlog = Backlog(max_messages=100, max_bytes=10)
+    assert not backlog.push(b"x" * 11)
+    assert (len(backlog), backlog.size) == (0, 0)
+
+
+def test_clearing_forgets_every_frame() -> None:
+    backlog = Backlog(max_messages=2, max_bytes=10)
+    backlog.push(b"ab")
+    backlog.push(b"cd")
+    backlog.clear()
+    assert (len(backlog), backlog.size) == (0, 0)
+    assert backlog.push(b"ef")
+
+
+def test_a_write_may_take_30_s_plus_a_second_per_64_kib() -> None:
+    assert write_deadline(0) == 30.0
+    assert write_deadline(64 * 1024) == 31.0
+    assert write_deadline(10 * 64 * 1024) == 40.0
+
+
+def test_the_limits_come_from_the_serve_section() -> None:
+    serve = ServeConfig(
+        max_body_size=2048, client_queue_messages=7, ping_interval=0.5, ping_timeout=2.0
+    )
+    assert ConnectionLimits.of(serve) == ConnectionLimits(
+        max_messages=7, max_bytes=2048, ping_interval=0.5, ping_timeout=2.0
+    )
