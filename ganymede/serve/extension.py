@@ -16,6 +16,7 @@ from ganymede.config import load_config
 from ganymede.fileid import FileIdStore
 from ganymede.serve.contents import GanymedeContentsManager
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
+from ganymede.serve.execution import EXECUTIONS_SETTINGS_KEY, Executions
 from ganymede.serve.handlers import default_handlers
 from ganymede.serve.rooms import ROOMS_SETTINGS_KEY, RoomManager
 
@@ -47,10 +48,15 @@ class GanymedeExtension(ExtensionApp):
             hash_algorithm=getattr(self.serverapp.contents_manager, "hash_algorithm", "sha256"),
             save_delay=config.serve.save_delay,
             grace_period=self.room_grace_period,
+            settle=config.serve.settle,
+            settle_max=config.serve.settle_max,
             log=self.log,
         )
         self.settings[ROOMS_SETTINGS_KEY] = rooms
         self.context.on_stop(rooms.stop)
+        executions = Executions(self.serverapp.kernel_manager, rooms, self.log)
+        self.settings[EXECUTIONS_SETTINGS_KEY] = executions
+        self.context.on_stop(executions.stop)  # runs first: batches end before rooms save
         if config.serve.server_side_execution:
             # JupyterLab's cell executor posts runs to the server only when this reads "true".
             page_config = self.serverapp.web_app.settings.setdefault("page_config_data", {})

@@ -8,6 +8,10 @@ directories of open rooms (not recursively), and the set follows rooms as they o
 
 The watcher reports paths; telling a room's own writes apart is the room's business (it compares
 the file's hash with what it last wrote), so nothing here needs to know who wrote what.
+
+While the set of directories changes, watchfiles restarts and a write in between has no event.
+So each file's stat (inode, size, mtime) is kept as of its watch and of each report, and after
+every restart a file whose stat moved meanwhile is reported as changed.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from pathlib import Path
 import watchfiles
 
 SettledHandler = Callable[[Path], Awaitable[None]]
+Signature = tuple[int, int, int] | None  # inode, size, mtime; None: no such file
 log = logging.getLogger(__name__)
 
 
@@ -67,6 +72,7 @@ class FileWatcher:
         self._on_settled = on_settled
         self._settler = Settler(settle, settle_max)
         self._files: dict[Path, int] = {}
+        self._seen: dict[Path, Signature] = {}  # each file as of its watch or its last report
         self._wake = asyncio.Event()
         self._restart = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -77,6 +83,7 @@ class FileWatcher:
         path = path.absolute()
         self._files[path] = self._files.get(path, 0) + 1
         if self._files[path] == 1:
+            self._seen[path] = _signature(path)
             self._restart.set()
 
     def unwatch(self, path: Path) -> None:
@@ -86,6 +93,7 @@ class FileWatcher:
             self._files[path] = count
         else:
             self._files.pop(path, None)
+            self._seen.pop(path, None)
             self._restart.set()
 
     async def start(self) -> None:
@@ -119,6 +127,8 @@ class FileWatcher:
             if not directories:
                 await self._restart.wait()
                 continue
+            # awatch sets its watches before its first await, so this runs once they are set.
+            asyncio.get_running_loop().call_soon(self._catch_up)
             async for changes in watchfiles.awatch(
                 *directories,
                 stop_event=self._restart,
@@ -134,6 +144,14 @@ class FileWatcher:
                         self._settler.changed(path, now)
                 self._wake.set()
 
+    def _catch_up(self) -> None:
+        """Count as changed the files whose stat moved while the watch was down."""
+        now = time.monotonic()
+        for path, seen in self._seen.items():
+            if _signature(path) != seen:
+                self._settler.changed(path, now)
+                self._wake.set()
+
     async def _report_loop(self) -> None:
         """Hand each settled path to the handler, one at a time, in the order they changed."""
         while True:
@@ -145,7 +163,16 @@ class FileWatcher:
             for path in self._settler.take_due(time.monotonic()):
                 if path not in self._files:
                     continue
+                self._seen[path] = _signature(path)
                 try:
                     await self._on_settled(path)
                 except Exception:
                     log.exception("ganymede: taking in the change to %s failed", path)
+
+
+def _signature(path: Path) -> Signature:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_ino, stat.st_size, stat.st_mtime_ns

@@ -59,6 +59,10 @@ class RoomFile:
             raise NotebookNotFound(path) from None
         return Snapshot(path, data, self.hash_of(data))
 
+    def os_path(self) -> Path:
+        """Where the file is on disk now; NotebookNotFound when the id names no file any more."""
+        return self._locate()[1]
+
     def write_if_unchanged(self, data: bytes, expected_hash: str) -> tuple[WriteOutcome, str]:
         """Replace the file atomically with ``data`` if it still hashes to ``expected_hash``.
 

@@ -3,6 +3,10 @@
 The grace period lets a client that drops and reconnects (a laptop waking, a tab reloading)
 find the very room it left, with the same document history, instead of a fresh one loaded from
 the file. On server stop every room saves what its clients wrote, then closes.
+
+One watcher serves every open document room: when another program changes a room's file, the
+room merges the change in; when the file is gone (deleted or moved away), the room's clients
+are closed with 4404 and nothing is written back.
 """
 
 from __future__ import annotations
@@ -10,12 +14,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from pathlib import Path
 
+from ganymede.errors import NotebookNotFound
 from ganymede.fileid import FileIdStore
 from ganymede.serve.rooms.document import DocumentKind, RoomDocument
 from ganymede.serve.rooms.file import RoomFile
 from ganymede.serve.rooms.protocol import RoomName
 from ganymede.serve.rooms.room import AwarenessRoom, Client, DocumentRoom
+from ganymede.serve.watcher import FileWatcher
 
 DEFAULT_GRACE_PERIOD = 60.0
 
@@ -34,6 +41,8 @@ class RoomManager:
         hash_algorithm: str = "sha256",
         save_delay: float = 1.0,
         grace_period: float = DEFAULT_GRACE_PERIOD,
+        settle: float = 0.5,
+        settle_max: float = 5.0,
         log: logging.Logger | None = None,
     ) -> None:
         self.session_id = str(uuid.uuid4())
@@ -46,6 +55,8 @@ class RoomManager:
         self._opening: dict[str, asyncio.Future[AwarenessRoom]] = {}
         self._waiting: dict[str, asyncio.Task[None]] = {}  # grace periods running
         self._closing: dict[str, asyncio.Future[None]] = {}  # rooms saving before they close
+        self._watcher = FileWatcher(self._on_settled, settle=settle, settle_max=settle_max)
+        self._watched: dict[DocumentRoom, Path] = {}
 
     async def join(self, name: str, client: Client) -> AwarenessRoom:
         """Put ``client`` in the room ``name``, opening it if needed.
@@ -79,6 +90,7 @@ class RoomManager:
 
     async def stop(self) -> None:
         """Save every room's unsaved edits and close every client (server shutdown)."""
+        await self._watcher.stop()
         for waiting in self._waiting.values():
             waiting.cancel()
         self._waiting.clear()
@@ -95,6 +107,8 @@ class RoomManager:
         room = await self._load(name) if name.is_document else AwarenessRoom(name.text, self.log)
         await room.start()
         self._rooms[name.text] = room
+        if isinstance(room, DocumentRoom):
+            await self._watch(room)
         return room
 
     async def _load(self, name: RoomName) -> DocumentRoom:
@@ -106,7 +120,7 @@ class RoomManager:
         document.load(snapshot.data, snapshot.path, snapshot.hash)
         self.log.info("room %s: opened %s", name.text, snapshot.path)
         return DocumentRoom(
-            name.text, document, file, snapshot.hash, save_delay=self.save_delay, log=self.log
+            name.text, document, file, snapshot, save_delay=self.save_delay, log=self.log
         )
 
     async def _close_after_grace(self, room: AwarenessRoom) -> None:
@@ -122,9 +136,57 @@ class RoomManager:
             self._closing.pop(room.name, None)
 
     async def _close(self, room: AwarenessRoom) -> None:
+        if isinstance(room, DocumentRoom):
+            self._unwatch(room)  # what the room writes on its way out is its own
         try:
             await room.stop()
         except Exception:
             self.log.exception("room %s: failed to close cleanly", room.name)
         else:
             self.log.info("room %s: closed", room.name)
+
+    async def _watch(self, room: DocumentRoom) -> None:
+        """Watch the room's file where it is now (the watcher starts with the first room)."""
+        if not self._watcher.started.is_set():
+            await self._watcher.start()
+        try:
+            path = room.file.os_path()
+        except NotebookNotFound:
+            return  # gone already: nothing to watch, the room's saves will say so
+        self._watched[room] = path
+        self._watcher.watch(path)
+
+    def _unwatch(self, room: DocumentRoom) -> None:
+        path = self._watched.pop(room, None)
+        if path is not None:
+            self._watcher.unwatch(path)
+
+    async def _on_settled(self, path: Path) -> None:
+        """A watched file changed: each room open on it takes the change in, or closes."""
+        for room, watched in list(self._watched.items()):
+            if watched != path or self._rooms.get(room.name) is not room:
+                continue
+            if await room.take_in_file_change():
+                await self._follow(room)
+            else:
+                await self._drop_gone(room)
+
+    async def _follow(self, room: DocumentRoom) -> None:
+        """After a rename through the contents API the room's file lives elsewhere: watch there."""
+        try:
+            path = room.file.os_path()
+        except NotebookNotFound:
+            return
+        if self._watched.get(room) != path:
+            self._unwatch(room)
+            await self._watch(room)
+
+    async def _drop_gone(self, room: DocumentRoom) -> None:
+        """Another program deleted or moved the file: close the room without writing it back."""
+        self.log.warning("room %s: its file is gone; closing its clients", room.name)
+        del self._rooms[room.name]
+        grace = self._waiting.pop(room.name, None)
+        if grace is not None:
+            grace.cancel()
+        self._unwatch(room)
+        await room.abandon()

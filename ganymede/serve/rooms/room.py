@@ -16,16 +16,20 @@ from typing import Protocol
 
 from pycrdt import TransactionEvent
 
-from ganymede.errors import FrameError
+from ganymede.errors import FrameError, InvalidNotebook, NotebookNotFound
 from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.autosave import Autosave
 from ganymede.serve.rooms.awareness import AwarenessLedger
 from ganymede.serve.rooms.document import RoomDocument
-from ganymede.serve.rooms.file import RoomFile, WriteOutcome
+from ganymede.serve.rooms.file import RoomFile, Snapshot, WriteOutcome
+from ganymede.serve.rooms.mergein import FileMerge, apply_merge, merge_file_change
 from ganymede.serve.rooms.protocol import SaveStatus
 
 # An empty update: two zero counts (no structs, no deletions).
 EMPTY_UPDATE = b"\x00\x00"
+# A save that finds the file changed merges and tries again; a file rewritten faster than that
+# is left to the watcher.
+SAVE_ATTEMPTS = 3
 
 
 class Client(Protocol):
@@ -120,7 +124,11 @@ class DocumentRoom(AwarenessRoom):
     Every change to the document, whoever made it, goes to every client but the one it came
     from. Changes from clients count as edits: they schedule an autosave and make the room
     dirty until a save writes them. The room's own changes (the ``state`` it sets after a
-    save) are not edits.
+    save, a change taken in from the file) are not edits.
+
+    The room remembers its ``base``, the bytes it last read from or wrote to the file, and
+    their hash: a file with another hash was changed by another program, and is merged in
+    (base, the room, the file) before anything is written over it.
     """
 
     def __init__(
@@ -128,7 +136,7 @@ class DocumentRoom(AwarenessRoom):
         name: str,
         document: RoomDocument,
         file: RoomFile,
-        file_hash: str,
+        snapshot: Snapshot,
         *,
         save_delay: float,
         log: logging.Logger,
@@ -136,7 +144,8 @@ class DocumentRoom(AwarenessRoom):
         super().__init__(name, log)
         self.document = document
         self.file = file
-        self._file_hash = file_hash
+        self._base = snapshot.data
+        self._file_hash = snapshot.hash
         # What the loaded document serialises to: saving it again would change nothing.
         self._saved_data = document.to_bytes()
         self._edits = 0
@@ -184,40 +193,123 @@ class DocumentRoom(AwarenessRoom):
                 raise FrameError("a document update before the client's SyncStep1")
             self._apply(client, message.update)
         elif isinstance(message, protocol.SaveRequest):
-            status = await self.save()
+            status = await self.save(explicit=True)
             client.send(protocol.save_reply(message.save_id, status))
 
-    async def save(self) -> SaveStatus:
-        """Write the document if it changed and the file still holds what the room last saw.
+    async def save(self, *, explicit: bool = False) -> SaveStatus:
+        """Write the document if it changed, taking in first what another program wrote.
 
         ``success`` when the file now holds the document, including when the content is what
         the room last read or wrote (edits to ``state`` alone, or edits undone) and the file is
-        left alone. ``failed`` when another program changed or removed the file (nothing is
-        overwritten and the room stays dirty), or the write itself failed. Never ``skipped``:
-        JupyterLab reports that as "saving already in progress", and saves here wait their turn.
+        left alone. ``failed`` when the file is gone or the write failed (the room stays
+        dirty), and when taking in the file's change let the file win a part the room had
+        changed: the merge is saved, but that change of the room's is not in the file. A file
+        the room cannot read is overwritten only by an ``explicit`` save (a person asked).
+        Never ``skipped``: JupyterLab reports that as "saving already in progress", and saves
+        here wait their turn.
         """
         async with self._save_lock:
+            return await self._save_locked(explicit)
+
+    async def take_in_file_change(self) -> bool:
+        """Merge what another program wrote to the file into the room; False if it is gone.
+
+        The watcher calls this once the file's changes settle. A file still holding the
+        room's own last write is left alone; one that cannot be read is logged and left for
+        a later write to fix. When the merge keeps changes of the room's that the file lacks,
+        the room saves them at once.
+        """
+        async with self._save_lock:
+            try:
+                snapshot = await asyncio.to_thread(self.file.read)
+            except NotebookNotFound:
+                return False
+            if snapshot.hash == self._file_hash:
+                return True
+            merge = self._merge_in(snapshot)
+            if merge is not None and merge.file_changed:
+                await self._save_locked(explicit=False)
+            return True
+
+    async def abandon(self) -> None:
+        """The file is gone: close every client with 4404 and write nothing back."""
+        await self._autosave.stop()
+        async with self._save_lock:  # a save under way finishes (and finds the file gone)
+            for client in list(self.clients):
+                client.close(protocol.CloseCode.FILE_NOT_FOUND, "file not found")
+            self.clients.clear()
+            self.document.doc.unobserve(self._subscription)
+
+    async def _save_locked(self, explicit: bool) -> SaveStatus:
+        file_won = False
+        expected_hash = self._file_hash
+        for _ in range(SAVE_ATTEMPTS):
             edits = self._edits
             data = self.document.to_bytes()
-            if data == self._saved_data:
+            if data == self._saved_data and expected_hash == self._file_hash:
                 self._mark_saved(edits, data, self._file_hash)
-                return "success"
+                return "failed" if file_won else "success"
             try:
                 outcome, file_hash = await asyncio.to_thread(
-                    self.file.write_if_unchanged, data, self._file_hash
+                    self.file.write_if_unchanged, data, expected_hash
                 )
-            except OSError as error:
+                if outcome is WriteOutcome.CHANGED_ON_DISK:
+                    snapshot = await asyncio.to_thread(self.file.read)
+            except OSError as error:  # NotebookNotFound included: the file went meanwhile
                 self.log.error("room %s: cannot write its file: %s", self.name, error)
                 return "failed"
-            if outcome in (WriteOutcome.CHANGED_ON_DISK, WriteOutcome.GONE):
-                self.log.warning(
-                    "room %s: not saved, its file is %s; the room keeps its edits",
-                    self.name,
-                    outcome.value,
-                )
+            if outcome is WriteOutcome.GONE:
+                self.log.warning("room %s: not saved, its file is gone", self.name)
                 return "failed"
-            self._mark_saved(edits, data, file_hash)
-            return "success"
+            if outcome is not WriteOutcome.CHANGED_ON_DISK:
+                self._base = data
+                self._mark_saved(edits, data, file_hash)
+                return "failed" if file_won else "success"
+            merge = self._merge_in(snapshot)
+            if merge is None and not explicit:
+                self.log.warning("room %s: not saved over a file it cannot read", self.name)
+                return "failed"
+            # Merged: write with the file's new hash; unreadable: a person saves over it.
+            expected_hash = snapshot.hash
+            file_won = file_won or (merge is not None and bool(merge.conflicts))
+        self.log.warning("room %s: not saved, its file keeps changing", self.name)
+        return "failed"
+
+    def _merge_in(self, snapshot: Snapshot) -> FileMerge | None:
+        """Merge the file's new content into the document (None: it cannot be read).
+
+        Runs without awaiting, so no client edit lands between reading the room's document
+        and changing it. The snapshot becomes the base; when the merge equals the file the
+        room is clean.
+        """
+        try:
+            merge = merge_file_change(self.document, self._base, snapshot.data, snapshot.path)
+        except (InvalidNotebook, UnicodeDecodeError) as error:
+            self.log.warning(
+                "room %s: its file changed but cannot be read, the room keeps its content: %s",
+                self.name,
+                error,
+            )
+            return None
+        self.log.info(
+            "room %s: took in a change to its file (%d conflicts)", self.name, len(merge.conflicts)
+        )
+        for conflict in merge.conflicts:
+            self.log.warning(
+                "room %s: cell %s, %s: %s",
+                self.name,
+                conflict.cell_id or "-",
+                conflict.part,
+                conflict.reason,
+            )
+        self._base = snapshot.data
+        self._file_hash = snapshot.hash
+        with self._own_changes():  # one update for the clients: the change and the new state
+            if merge.room_changed:
+                apply_merge(self.document, merge)
+            if not merge.file_changed:
+                self._mark_saved(self._edits, self.document.to_bytes(), snapshot.hash)
+        return merge
 
     def _mark_saved(self, edits: int, data: bytes, file_hash: str) -> None:
         """The file holds ``data``, the document as of ``edits``; later edits keep it dirty."""
@@ -268,12 +360,14 @@ class DocumentRoom(AwarenessRoom):
 
     @contextlib.contextmanager
     def _own_changes(self) -> Iterator[None]:
+        """One transaction of the room's own; nested ones join it and leave the flag set."""
+        outer = self._own_change
         self._own_change = True
         try:
             with self.document.doc.transaction():
                 yield
         finally:
-            self._own_change = False
+            self._own_change = outer
 
     def _on_change(self, event: TransactionEvent) -> None:
         """Called as each transaction commits; the update goes to everyone but its author."""

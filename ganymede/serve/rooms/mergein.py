@@ -1,0 +1,94 @@
+"""Merging another program's change to a room's file into the room's live document.
+
+The room keeps ``base``, the bytes it last read from or wrote to its file. When the file holds
+something else, ``merge_file_change`` merges three ways (base, the room's document, the file)
+with the notebook's cell-by-cell rules or, for text files, line by line; ``apply_merge`` then
+brings the document to the result with small updates, so clients typing meanwhile keep their
+cursors and keystrokes. The room does the I/O and decides what to save.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pycrdt import Text
+
+from ganymede.notebook.merge import Conflict, merge_notebooks, merge_text
+from ganymede.notebook.nbio import NBFORMAT_MAJOR, parse_notebook
+from ganymede.serve.rooms.document import DocumentKind, RoomDocument
+from ganymede.serve.rooms.patch import patch_notebook, patch_text
+
+TEXT_CONFLICT = Conflict(None, "text", "both changed the same lines; the file's lines win")
+
+
+@dataclass(frozen=True)
+class FileMerge:
+    """The merged content, the parts the file won over the room's changes, and what moved."""
+
+    content: dict[str, Any] | str
+    conflicts: tuple[Conflict, ...]
+    file_wins_outright: bool
+    room_changed: bool  # the document must be brought to ``content``
+    file_changed: bool  # the file lacks something of ``content``: the room saves
+
+
+def merge_file_change(document: RoomDocument, base: bytes, theirs: bytes, path: str) -> FileMerge:
+    """Merge the file's new bytes into the document since ``base`` (nothing is changed).
+
+    InvalidNotebook or UnicodeDecodeError when ``theirs`` cannot be read (a half-written file).
+    """
+    if document.kind is DocumentKind.NOTEBOOK:
+        return _merge_notebook(document, base, theirs, path)
+    theirs_text = theirs.decode("utf-8")
+    ours = str(document.shared.get())
+    merged, conflicted = merge_text(base.decode("utf-8"), ours, theirs_text)
+    return FileMerge(
+        content=merged,
+        conflicts=(TEXT_CONFLICT,) if conflicted else (),
+        file_wins_outright=False,
+        room_changed=merged != ours,
+        file_changed=merged != theirs_text,
+    )
+
+
+def apply_merge(document: RoomDocument, merge: FileMerge) -> None:
+    """Bring the document to the merged content; the caller opens the transaction."""
+    if isinstance(merge.content, str):
+        patch_text(document.doc.get("source", type=Text), merge.content)
+    else:
+        patch_notebook(document.shared, merge.content)  # type: ignore[arg-type]
+
+
+def _merge_notebook(document: RoomDocument, base: bytes, theirs: bytes, path: str) -> FileMerge:
+    theirs_notebook = parse_notebook(theirs, path)
+    base_notebook = parse_notebook(base, path)
+    ours = document.shared.get()
+    sides = (base_notebook, ours, theirs_notebook)
+    if _before_version_4(base) or _before_version_4(theirs):
+        # An nbformat 1-3 file is upgraded on every read with fresh cell ids, which match
+        # nothing: without its ids every side has none, and the file wins outright.
+        sides = tuple(_without_cell_ids(notebook) for notebook in sides)
+    result = merge_notebooks(*sides)
+    return FileMerge(
+        content=result.notebook,
+        conflicts=result.conflicts,
+        file_wins_outright=result.file_wins_outright,
+        room_changed=result.room_changed,
+        file_changed=result.file_changed,
+    )
+
+
+def _before_version_4(data: bytes) -> bool:
+    """Whether the file declares nbformat 1-3 (already known to parse)."""
+    major = json.loads(data).get("nbformat")
+    return isinstance(major, int) and major < NBFORMAT_MAJOR
+
+
+def _without_cell_ids(notebook: Mapping[str, Any]) -> dict[str, Any]:
+    cells = [
+        {key: value for key, value in cell.items() if key != "id"} for cell in notebook["cells"]
+    ]
+    return {**notebook, "cells": cells}
