@@ -95,7 +95,8 @@ class Socket(Protocol):
 
     def close(self, code: int | None = None, reason: str | None = None) -> None: ...
 
-    def abort(self) -> None: ...
+    def abort(self, code: int, reason: str) -> None:
+        """Send a close frame and tear the connection down without waiting for an answer."""
 
 
 class Outbox:
@@ -193,5 +194,4 @@ class Outbox:
         """Close a client that is gone without waiting for it to answer the close."""
         self._log.warning("room %s: dropping a client: %s", self.name, why)
         self.stop()
-        self._socket.close(GOING_AWAY, why)
-        self._socket.abort()
+        self._socket.abort(GOING_AWAY, why)

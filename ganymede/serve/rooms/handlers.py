@@ -194,10 +194,16 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
     def write_binary(self, frame: bytes) -> asyncio.Future[None]:
         return self.write_message(frame, binary=True)
 
-    def abort(self) -> None:
-        """Tear the connection down now: the client is gone and will not answer a close."""
-        if self.ws_connection is not None and self.ws_connection.stream is not None:
-            self.ws_connection.stream.close()
+    def abort(self, code: int, reason: str) -> None:
+        """Close, then tear the connection down now: the client is gone and will not answer.
+
+        Tornado would otherwise wait five seconds for the client's close before the room hears
+        it left.
+        """
+        connection = self.ws_connection
+        self.close(code, reason)
+        if connection is not None and connection.stream is not None:
+            connection.stream.close()
 
 
 default_handlers = [
