@@ -2,7 +2,9 @@
 
 ``handlers`` speaks the wire contract of JupyterLab's collaboration frontend; ``manager`` opens
 and closes ``room``s; a room holds a ``document`` (the shared ydoc) loaded from its ``file`` and
-saved back by ``autosave``; ``protocol`` and ``awareness`` are the pure frame and presence logic.
+saved back by ``autosave``; other programs' changes to the file are merged in (``mergein``) and
+applied as small updates (``patch``); ``protocol`` and ``awareness`` are the pure frame and
+presence logic.
 """
 
 from __future__ import annotations

@@ -178,8 +178,12 @@ class RoomManager:
         except NotebookNotFound:
             return
         if self._watched.get(room) != path:
+            self.log.info("room %s: its file is now at %s", room.name, path)
             self._unwatch(room)
             await self._watch(room)
+            # A write to the new path before it was watched has no event of its own.
+            if not await room.take_in_file_change():
+                await self._drop_gone(room)
 
     async def _drop_gone(self, room: DocumentRoom) -> None:
         """Another program deleted or moved the file: close the room without writing it back."""

@@ -123,12 +123,21 @@ def _patch_cells(notebook: YNotebook, cells: list[Mapping[str, Any]]) -> None:
     for index, cell in enumerate(cells):
         if position < len(kept_keys) and kept_keys[position] == wanted[index]:
             ycell = ycells[index]
-            if not _patch_cell(ycell, cell):
+            if _unchanged(ycell, cell):
+                pass
+            elif not _patch_cell(ycell, cell):
                 del ycells[index]
                 ycells.insert(index, notebook.create_ycell(dict(cell)))
             position += 1
         else:
             ycells.insert(index, notebook.create_ycell(dict(cell)))
+
+
+def _unchanged(ycell: Map, cell: Mapping[str, Any]) -> bool:
+    """Whether a shared cell already is the target: one read instead of one per part, which
+    keeps taking in a one-cell change to a long notebook cheap."""
+    current = {key: value for key, value in ycell.to_py().items() if key not in _CELL_KEYS_KEPT}
+    return _same(current, {key: value for key, value in cell.items() if key not in _CELL_KEYS_KEPT})
 
 
 def _patch_cell(ycell: Map, cell: Mapping[str, Any]) -> bool:

@@ -255,3 +255,30 @@ async def test_an_explicit_save_writes_over_a_file_nobody_can_read(
         path.write_bytes(b'{"cells": [')
         assert await save(ada, 1) == "success"
         assert on_disk(path) == {"a": "kept"}
+
+
+async def test_after_a_rename_through_the_contents_api_the_new_path_is_watched(
+    server: RunningServer,
+) -> None:
+    write(server.root / "before.ipynb", notebook_bytes({"a": "1"}))
+    async with two_clients(server, "before.ipynb") as (_, ada, _bob):
+        with server.client() as api:
+            moved = api.patch("api/contents/before.ipynb", json={"path": "after.ipynb"})
+            assert moved.status_code == 200, moved.text
+        # The watcher reports the rename as the old path's deletion; this write is taken in
+        # with that report, or once the room's file is watched at its new path.
+        write(server.root / "after.ipynb", notebook_bytes({"a": "1", "b": "after the rename"}))
+        await eventually(lambda: "b" in in_room(ada), "the change at the new path")
+        assert ada.connection.close_code is None
+
+
+async def test_a_delete_through_the_contents_api_closes_the_clients_4404(
+    server: RunningServer,
+) -> None:
+    path = write(server.root / "trashed.ipynb", notebook_bytes({"a": "1"}))
+    async with two_clients(server, "trashed.ipynb") as (_, ada, _bob):
+        with server.client() as api:
+            assert api.delete("api/contents/trashed.ipynb").status_code == 204
+        await eventually(lambda: ada.connection.close_code is not None, "the room to close")
+        assert ada.connection.close_code == 4404
+    assert not path.exists()
