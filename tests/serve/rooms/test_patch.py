@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import random
 from typing import Any
 
 import pytest
@@ -204,3 +205,37 @@ def test_text_patches_with_byte_offsets(old: str, new: str) -> None:
 def test_text_edits_touch_only_what_changed() -> None:
     assert text_edits("hello world", "hello brave world") == [TextEdit(6, 6, "brave ")]
     assert text_edits("same", "same") == []
+
+
+def test_random_text_patches_reach_their_target_on_a_replica() -> None:
+    """Seeded random edits over multi-byte characters, replayed on a second document."""
+    alphabet = ["a", "b", "\n", "é", "中", "文", "📊", "👍🏽", " "]
+    chooser = random.Random(20261202)
+    for _ in range(300):
+        old = "".join(chooser.choices(alphabet, k=chooser.randrange(0, 40)))
+        new = "".join(chooser.choices(alphabet, k=chooser.randrange(0, 40)))
+        doc, replica = Doc(), Doc()
+        text = doc.get("t", type=Text)
+        text += old
+        replica.apply_update(doc.get_update())
+        state = doc.get_state()
+        patch_text(text, new)
+        replica.apply_update(doc.get_update(state))
+        assert str(text) == str(replica.get("t", type=Text)) == new
+
+
+def test_random_cell_reorders_inserts_deletes_and_edits_reach_their_target() -> None:
+    chooser = random.Random(7)
+    for round_ in range(60):
+        cells = [code(f"c{i}", f"x = {i} 📊") for i in range(chooser.randrange(0, 8))]
+        replica = Replica(notebook(*cells))
+        target = chooser.sample(cells, k=chooser.randrange(0, len(cells) + 1))
+        for index in range(chooser.randrange(0, 3)):
+            target.insert(
+                chooser.randrange(0, len(target) + 1), markdown(f"n{round_}-{index}", "新")
+            )
+        target = [
+            {**cell, "source": cell["source"] + " 改"} if chooser.random() < 0.3 else cell
+            for cell in target
+        ]
+        replica.patch(notebook(*target))
