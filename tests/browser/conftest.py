@@ -8,6 +8,7 @@ browser context, so no cookie, storage or JupyterLab workspace leaks from one pa
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Playwright, sync_playwright
 
 from tests.browser.lab import LabPage
-from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
+from tests.serve.conftest import RunningServer, jupyter_env, start_server
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Root has no user namespaces for Chromium's sandbox; the rest keeps a headless run quiet and
@@ -31,6 +32,8 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+# A server stops in about a second; one still running long after Ctrl-C is hung.
+SERVER_STOP_TIMEOUT_S = 20
 OPENED_PAGES = pytest.StashKey[list[LabPage]]()
 
 OpenLab = Callable[[str], LabPage]
@@ -78,15 +81,28 @@ def served(tmp_path: Path) -> Iterator[RunningServer]:
     root.mkdir()
     running = start_server(root, jupyter_env(tmp_path / "jupyter"))
     yield running
+    stop_within_deadline(running)
+
+
+def stop_within_deadline(server: RunningServer) -> None:
+    """Ctrl-C, and a failure naming the hang if the server is still there after the deadline.
+
+    A server that ignores Ctrl-C is killed so it cannot outlive the test run.
+    """
+    assert server.process.stdout is not None
+    server.process.send_signal(signal.SIGINT)
     try:
-        stop_server(running)
+        server.process.wait(timeout=SERVER_STOP_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        running.process.kill()
-        running.process.wait()
-        assert running.process.stdout is not None
-        running.process.stdout.close()
-        log_tail = "\n".join(running.log.read_text(errors="replace").splitlines()[-60:])
-        pytest.fail(f"ganymede serve did not stop on Ctrl-C (killed); its log ends:\n{log_tail}")
+        server.process.kill()
+        server.process.wait()
+        log_tail = "\n".join(server.log.read_text(errors="replace").splitlines()[-30:])
+        pytest.fail(
+            f"ganymede serve was still running {SERVER_STOP_TIMEOUT_S} s after Ctrl-C "
+            f"(killed); its log ends:\n{log_tail}"
+        )
+    finally:
+        server.process.stdout.close()
 
 
 @pytest.fixture

@@ -201,8 +201,9 @@ class LabPage:
         for index, cell in enumerate(notebook.cells):
             if cell.cell_type == "code":
                 expect_source(self.cell_editor(index), cell.source)
-        kernel = self.page.locator(".jp-NotebookPanel-toolbar .jp-Notebook-ExecutionIndicator")
-        expect(kernel).to_have_attribute("data-status", "idle", timeout=OPEN_TIMEOUT_MS)
+        kernel_status = self.page.locator(".jp-StatusBar-Widget")
+        idle = f"{KERNELSPEC['display_name']} | Idle"
+        expect(kernel_status.get_by_text(idle, exact=True)).to_be_visible(timeout=OPEN_TIMEOUT_MS)
 
     def _wait_for_text_file(self) -> None:
         first_line = self.file.read_text().splitlines()[0]
