@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 from collections import deque
 from collections.abc import Awaitable
@@ -55,13 +56,18 @@ class ConnectionLimits:
 
 
 class Backlog:
-    """Frames not yet written, the one being written included, counted in messages and bytes."""
+    """Frames queued for a client and frames handed to its socket but not yet flushed.
+
+    Both count against the limits: a frame sitting in the socket's buffer is no closer to the
+    client than one still queued here.
+    """
 
     def __init__(self, max_messages: int, max_bytes: int) -> None:
         self.max_messages = max_messages
         self.max_bytes = max_bytes
         self.size = 0
         self._frames: deque[bytes] = deque()
+        self._taken = 0
 
     def __len__(self) -> int:
         return len(self._frames)
@@ -74,16 +80,22 @@ class Backlog:
         self.size += len(frame)
         return True
 
-    def first(self) -> bytes:
-        return self._frames[0]
+    def take(self) -> list[bytes]:
+        """The frames not yet handed to the socket, in order; they count until ``written``."""
+        fresh = list(itertools.islice(self._frames, self._taken, None))
+        self._taken = len(self._frames)
+        return fresh
 
-    def pop(self) -> None:
-        """The first frame is written: it no longer counts."""
-        self.size -= len(self._frames.popleft())
+    def written(self, count: int) -> None:
+        """The first ``count`` frames reached the network: they no longer count."""
+        for _ in range(count):
+            self.size -= len(self._frames.popleft())
+        self._taken -= count
 
     def clear(self) -> None:
         self._frames.clear()
         self.size = 0
+        self._taken = 0
 
 
 class Socket(Protocol):
@@ -149,24 +161,34 @@ class Outbox:
                 task.cancel()
 
     async def _write_backlog(self) -> None:
+        """Hand the socket every queued frame at once, then wait for the last to be flushed.
+
+        One wait per batch rather than per frame: a room broadcasting a burst must not outrun
+        a client that reads as fast as the network allows.
+        """
         while True:
             await self._queued.wait()
-            while self._backlog:
-                frame = self._backlog.first()
-                self._writing = True
-                try:
-                    await asyncio.wait_for(
-                        self._socket.write_binary(frame), write_deadline(len(frame))
-                    )
-                except WebSocketClosedError:
-                    return
-                except TimeoutError:
-                    self._drop("a write took too long")
-                    return
-                finally:
-                    self._writing = False
-                self._backlog.pop()
             self._queued.clear()
+            frames = self._backlog.take()
+            if not frames:
+                continue
+            self._writing = True
+            try:
+                # Shielded: a write cancelled halfway would leave tornado's stream confused;
+                # one that can no longer finish fails once the socket closes, and is collected.
+                for frame in frames:
+                    written = asyncio.ensure_future(self._socket.write_binary(frame))
+                    written.add_done_callback(_collect)
+                deadline = write_deadline(sum(len(frame) for frame in frames))
+                await asyncio.wait_for(asyncio.shield(written), deadline)
+            except WebSocketClosedError:
+                return
+            except TimeoutError:
+                self._drop("a write took too long")
+                return
+            finally:
+                self._writing = False
+            self._backlog.written(len(frames))
 
     async def _keep_alive(self) -> None:
         """Ping every ``ping_interval``; drop the client once silent for ``ping_timeout``.
@@ -195,3 +217,9 @@ class Outbox:
         self._log.warning("room %s: dropping a client: %s", self.name, why)
         self.stop()
         self._socket.abort(GOING_AWAY, why)
+
+
+def _collect(written: asyncio.Future[None]) -> None:
+    """Take a failed write's error (the socket closed under it) so nothing reports it unread."""
+    if not written.cancelled():
+        written.exception()

@@ -11,7 +11,7 @@ def test_a_backlog_takes_frames_up_to_its_message_limit() -> None:
     assert all(backlog.push(b"x") for _ in range(3))
     assert not backlog.push(b"x")
     assert (len(backlog), backlog.size) == (3, 3)
-    backlog.pop()
+    backlog.written(1)
     assert backlog.push(b"y")
 
 
@@ -20,11 +20,28 @@ def test_a_backlog_takes_frames_up_to_its_byte_limit() -> None:
     assert backlog.push(b"12345")
     assert backlog.push(b"12345")
     assert not backlog.push(b"1")
-    assert backlog.first() == b"12345"
-    backlog.pop()
+    assert backlog.take() == [b"12345", b"12345"]
+    backlog.written(1)
     assert backlog.size == 5
     assert not backlog.push(b"123456")
     assert backlog.push(b"12345")
+
+
+def test_frames_taken_for_the_socket_count_until_written() -> None:
+    backlog = Backlog(max_messages=3, max_bytes=100)
+    backlog.push(b"a")
+    backlog.push(b"b")
+    assert backlog.take() == [b"a", b"b"]
+    assert backlog.take() == []
+    backlog.push(b"c")
+    assert not backlog.push(b"d")
+    assert backlog.take() == [b"c"]
+    backlog.written(2)
+    assert (len(backlog), backlog.size) == (1, 1)
+    backlog.push(b"e")
+    assert backlog.take() == [b"e"]
+    backlog.written(2)
+    assert (len(backlog), backlog.size, backlog.take()) == (0, 0, [])
 
 
 def test_a_frame_larger_than_the_byte_limit_never_fits() -> None:
