@@ -11,6 +11,10 @@ place; the pure packages and ``core/`` only ever raise them, never a door's own 
     ├── InvalidNotebook(ValueError)         unreadable, not JSON, not nbformat       CLI exit 5
     ├── FrameError(ValueError)              a room frame that breaks the protocol    ws close 1007
     │   └── UnsupportedFrame                well-formed, of a kind rooms do not speak ws close 1003
+    ├── KernelNotFound(LookupError)         no running kernel with that id           HTTP 404
+    ├── CellNotFound(LookupError)           no cell with that id in the document     HTTP 404
+    ├── SourceMismatch(ValueError)          a cell changed since the caller read it  HTTP 409
+    ├── RequestNotQueued(TimeoutError)      a named previous request never came      HTTP 408
     ├── PackageError                        pip could not install or uninstall       CLI exit 1
     │   └── NotInstalled(LookupError)       uninstalling what is not installed       CLI exit 1
     └── RunError                            a headless run that did not finish ok
@@ -66,6 +70,34 @@ class FrameError(GanymedeError, ValueError):
 
 class UnsupportedFrame(FrameError):
     """A frame that decodes, but of a message type or request the rooms do not handle."""
+
+
+class KernelNotFound(GanymedeError, LookupError):
+    def __init__(self, kernel_id: str) -> None:
+        super().__init__(f"no kernel with id {kernel_id}")
+        self.kernel_id = kernel_id
+
+
+class CellNotFound(GanymedeError, LookupError):
+    def __init__(self, cell_id: str) -> None:
+        super().__init__(f"no cell with id {cell_id}")
+        self.cell_id = cell_id
+
+
+class SourceMismatch(GanymedeError, ValueError):
+    """A cell's source no longer hashes to what the caller sent: it changed since it was read."""
+
+    def __init__(self, cell_id: str) -> None:
+        super().__init__(f"cell {cell_id} changed since it was read")
+        self.cell_id = cell_id
+
+
+class RequestNotQueued(GanymedeError, TimeoutError):
+    """A request had to follow another one that was not queued in time."""
+
+    def __init__(self, request_id: str) -> None:
+        super().__init__(f"previous request {request_id} was not queued")
+        self.request_id = request_id
 
 
 class PackageError(GanymedeError):

@@ -46,6 +46,36 @@ def _erase_backspaced(line: str) -> str:
     return "".join(kept)
 
 
+def display_output(
+    msg_type: str, content: Mapping[str, Any], execution_count: int | None
+) -> dict[str, Any]:
+    """The output a ``display_data`` or ``execute_result`` message adds (its count, if missing,
+    is the cell's)."""
+    output: dict[str, Any] = {
+        "output_type": msg_type,
+        "data": dict(content.get("data", {})),
+        "metadata": dict(content.get("metadata", {})),
+    }
+    if msg_type == "execute_result":
+        output["execution_count"] = content.get("execution_count", execution_count)
+    return output
+
+
+def error_output(content: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "output_type": "error",
+        "ename": content.get("ename", ""),
+        "evalue": content.get("evalue", ""),
+        "traceback": list(content.get("traceback", [])),
+    }
+
+
+def display_id_of(content: Mapping[str, Any]) -> str | None:
+    """The display id a message names; outputs carrying one can be updated later."""
+    display_id = (content.get("transient") or {}).get("display_id")
+    return str(display_id) if display_id else None
+
+
 class _OpenStream:
     """The stream output that is still receiving text.
 
@@ -112,16 +142,9 @@ class CellOutputs:
         elif msg_type in ("display_data", "execute_result"):
             self._add_display(msg_type, content)
         elif msg_type == "error":
-            self._add(
-                {
-                    "output_type": "error",
-                    "ename": content.get("ename", ""),
-                    "evalue": content.get("evalue", ""),
-                    "traceback": list(content.get("traceback", [])),
-                }
-            )
+            self._add(error_output(content))
         elif msg_type == "update_display_data":
-            display_id = (content.get("transient") or {}).get("display_id")
+            display_id = display_id_of(content)
             if display_id:
                 self.displays.update(
                     display_id, content.get("data", {}), content.get("metadata", {})
@@ -151,15 +174,9 @@ class CellOutputs:
         self._stream.append(text)
 
     def _add_display(self, msg_type: str, content: Mapping[str, Any]) -> None:
-        output: dict[str, Any] = {
-            "output_type": msg_type,
-            "data": dict(content.get("data", {})),
-            "metadata": dict(content.get("metadata", {})),
-        }
-        if msg_type == "execute_result":
-            output["execution_count"] = content.get("execution_count", self.execution_count)
+        output = display_output(msg_type, content, self.execution_count)
         self._add(output)
-        display_id = (content.get("transient") or {}).get("display_id")
+        display_id = display_id_of(content)
         if display_id:
             self.displays.register(display_id, output)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ganymede.serve import rooms
+from ganymede.serve import execution, rooms
 from ganymede.serve.handlers import fileid
 
-default_handlers = [*fileid.default_handlers, *rooms.default_handlers]
+default_handlers = [*fileid.default_handlers, *rooms.default_handlers, *execution.default_handlers]

@@ -1,0 +1,159 @@
+"""Batches of cells run on one kernel, one batch after another, in the order they were queued.
+
+A batch is what one execute request asked for: cells of one room, checked and cleared when it
+was queued. Its cells run in order; the first that raises (or meets a dead kernel) stops the
+rest, whose state goes back to idle. The room is held open by the batch until it ends, so
+outputs keep arriving and autosave keeps writing them even when no client is connected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from jupyter_ydoc import YNotebook
+
+from ganymede.errors import KernelDied
+from ganymede.serve.execution.kernel_client import KernelConnection
+from ganymede.serve.execution.ydoc_outputs import IDLE, RoomCellOutputs, RoomDisplays, find_cell
+
+REMEMBERED_REQUESTS = 10_000
+"""Request ids a kernel remembers having queued, for requests naming one as their previous."""
+
+
+@dataclass(frozen=True)
+class CellRun:
+    """A cell to run, with the source that was checked when its batch was queued."""
+
+    cell_id: str
+    source: str
+
+
+@dataclass
+class Batch:
+    """Cells of one room run as one unit; ``done`` is set once it ended, however it ended."""
+
+    notebook: YNotebook
+    cells: list[CellRun]
+    request_id: str | None = None
+    release: Callable[[], None] = lambda: None
+    """Lets go of the room the batch held open."""
+    failure: dict[str, Any] | None = None
+    """The error of the cell that stopped the batch (``ename``, ``evalue``, ``traceback``)."""
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+ConnectionOpener = Callable[[], Awaitable[KernelConnection]]
+
+
+async def run_batch(batch: Batch, connection: KernelConnection, displays: RoomDisplays) -> None:
+    """Run the batch's cells in order until one fails; every cell ends idle."""
+    remaining = list(batch.cells)
+    while remaining and batch.failure is None:
+        cell = remaining.pop(0)
+        outputs = RoomCellOutputs(batch.notebook, cell.cell_id, displays)
+        if not cell.source.strip():
+            outputs.finish(None)  # JupyterLab sends no empty cell to the kernel
+            continue
+        try:
+            reply = await connection.execute(cell.source, outputs.handle)
+        except KernelDied as error:
+            batch.failure = {"ename": "KernelDied", "evalue": str(error), "traceback": []}
+            outputs.finish(None)
+            break
+        outputs.finish(reply.get("execution_count"))
+        if reply.get("status") != "ok":
+            batch.failure = {
+                "ename": reply.get("ename", "CellNotRun"),
+                "evalue": reply.get("evalue", f"the kernel answered {reply.get('status')}"),
+                "traceback": list(reply.get("traceback", [])),
+            }
+    settle_idle(batch.notebook, remaining)
+
+
+def settle_idle(notebook: YNotebook, cells: list[CellRun]) -> None:
+    """Cells that will not run after all go back to idle (their outputs stay cleared)."""
+    with notebook.ydoc.transaction():
+        for cell in cells:
+            ycell = find_cell(notebook, cell.cell_id)
+            if ycell is not None:
+                ycell["execution_state"] = IDLE
+
+
+class KernelQueue:
+    """The batches queued on one kernel and the worker that runs them, one at a time.
+
+    The worker opens the server's connection to the kernel for the first batch and keeps it
+    (and the displays shown on this kernel) for the next ones, until the kernel restarts.
+    """
+
+    def __init__(self, open_connection: ConnectionOpener, log: logging.Logger) -> None:
+        self._open_connection = open_connection
+        self.log = log
+        self.displays = RoomDisplays()
+        self._batches: asyncio.Queue[Batch] = asyncio.Queue()
+        self._queued: OrderedDict[str, None] = OrderedDict()
+        self._queued_changed = asyncio.Condition()
+        self._connection: KernelConnection | None = None
+        self._worker = asyncio.create_task(self._work())
+
+    async def wait_until_queued(self, request_id: str, timeout: float) -> bool:
+        """Whether the request ``request_id`` is (or within ``timeout`` s becomes) queued here."""
+        async with self._queued_changed:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    self._queued_changed.wait_for(lambda: request_id in self._queued), timeout
+                )
+            return request_id in self._queued
+
+    async def put(self, batch: Batch) -> None:
+        """Queue ``batch`` (before this first awaits, so batches keep the callers' order)."""
+        self._batches.put_nowait(batch)
+        if batch.request_id is None:
+            return
+        self._queued[batch.request_id] = None
+        while len(self._queued) > REMEMBERED_REQUESTS:
+            self._queued.popitem(last=False)
+        async with self._queued_changed:
+            self._queued_changed.notify_all()
+
+    async def stop(self) -> None:
+        """Abandon the batch running and those queued (the server is stopping)."""
+        self._worker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._worker
+        while not self._batches.empty():
+            self._end(self._batches.get_nowait())
+        if self._connection is not None:
+            await self._connection.close()
+            self._connection = None
+
+    async def _work(self) -> None:
+        while True:
+            batch = await self._batches.get()
+            try:
+                if self._connection is not None and not self._connection.is_current:
+                    await self._connection.close()
+                    self._connection = None
+                if self._connection is None:
+                    self._connection = await self._open_connection()
+                await run_batch(batch, self._connection, self.displays)
+            except KernelDied as error:  # the connection could not be opened
+                batch.failure = {"ename": "KernelDied", "evalue": str(error), "traceback": []}
+                settle_idle(batch.notebook, batch.cells)
+            except Exception:
+                self.log.exception("execute: a batch failed")
+                batch.failure = {"ename": "ServerError", "evalue": "see the log", "traceback": []}
+                settle_idle(batch.notebook, batch.cells)
+            finally:
+                self._end(batch)
+
+    @staticmethod
+    def _end(batch: Batch) -> None:
+        batch.done.set()
+        batch.release()

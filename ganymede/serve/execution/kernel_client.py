@@ -1,0 +1,185 @@
+"""The server's own line to a kernel that jupyter_server started.
+
+A kernel's shell replies go back to the socket that asked, so the server talks to the kernel on
+its own client, built from the kernel manager's connection info with a session of its own:
+browsers connected to the same kernel never see these replies. iopub is a broadcast; messages
+are matched to the execution that caused them by ``parent_header.msg_id``, and everything else
+(other clients' runs) is read and dropped, so nothing piles up between runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import zmq
+import zmq.asyncio
+from jupyter_client.asynchronous import AsyncKernelClient
+from jupyter_client.channels import AsyncZMQSocketChannel
+
+from ganymede.errors import KernelDied
+from ganymede.execute.kernel import HANDSHAKE_RESEND, IOPUB_GRACE, LIVENESS_INTERVAL
+
+IopubHandler = Callable[[str, Mapping[str, Any]], None]
+
+
+class KernelProcess(Protocol):
+    """What is needed of jupyter_server's kernel manager for one kernel."""
+
+    provisioner: Any
+
+    def get_connection_info(self, session: bool = False) -> Mapping[str, Any]: ...
+
+    async def is_alive(self) -> bool: ...
+
+
+def process_of(kernel: KernelProcess) -> object:
+    """The kernel's process handle, which a restart replaces (its provisioner stays)."""
+    return getattr(kernel.provisioner, "process", None)
+
+
+@dataclass
+class _Execution:
+    """One ``execute_request`` in flight: done once its reply and its iopub ``idle`` are in."""
+
+    on_iopub: IopubHandler
+    last_heard: float
+    reply: dict[str, Any] | None = None
+    idle: bool = False
+    settled: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def check(self) -> None:
+        if self.reply is not None and self.idle:
+            self.settled.set()
+
+
+class KernelConnection:
+    """Shell and iopub channels of the server's own client, and the executions waiting on them.
+
+    Use ``open`` (it returns once iopub is known to deliver, so no output of the first cell is
+    lost) and ``close``.
+    """
+
+    def __init__(self, kernel: KernelProcess, log: logging.Logger) -> None:
+        self.kernel = kernel
+        self.log = log
+        self._process = process_of(kernel)
+        self.client = AsyncKernelClient(context=zmq.asyncio.Context())
+        self.client.load_connection_info(dict(kernel.get_connection_info()))
+        # Unbounded receive queues: a kernel printing faster than the room takes its output in
+        # must not have its messages dropped.
+        self.client.context.setsockopt(zmq.RCVHWM, 0)
+        self._executions: dict[str, _Execution] = {}
+        self._readers: list[asyncio.Task[None]] = []
+        self._iopub_live = asyncio.Event()
+        self._info_reply = asyncio.Event()
+
+    @classmethod
+    async def open(
+        cls, kernel: KernelProcess, log: logging.Logger, timeout: float
+    ) -> KernelConnection:
+        """A connection whose iopub is live; KernelDied if the kernel does not answer in time."""
+        connection = cls(kernel, log)
+        try:
+            await connection._start(timeout)
+        except BaseException:
+            await connection.close()
+            raise
+        return connection
+
+    async def _start(self, timeout: float) -> None:
+        self.client.start_channels(shell=True, iopub=True, stdin=False, hb=False, control=False)
+        for channel in (self.client.shell_channel, self.client.iopub_channel):
+            self._readers.append(asyncio.create_task(self._read(channel)))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        # A SUB socket receives nothing until its subscription reaches the kernel: ask for
+        # kernel_info until both the reply and some iopub message have come back.
+        while not (self._iopub_live.is_set() and self._info_reply.is_set()):
+            if loop.time() >= deadline:
+                raise KernelDied(f"the kernel did not answer within {timeout:g} s")
+            self.client.kernel_info()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._both_live(), HANDSHAKE_RESEND)
+
+    async def _both_live(self) -> None:
+        await self._iopub_live.wait()
+        await self._info_reply.wait()
+
+    @property
+    def is_current(self) -> bool:
+        """False once the kernel was restarted: a new subscription must be made and proven."""
+        return process_of(self.kernel) is self._process
+
+    async def close(self) -> None:
+        for reader in self._readers:
+            reader.cancel()
+        for reader in self._readers:
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+        self._readers.clear()
+        self.client.stop_channels()
+        self.client.context.destroy(linger=0)
+
+    async def execute(self, code: str, on_iopub: IopubHandler) -> dict[str, Any]:
+        """Run ``code``, handing its iopub messages to ``on_iopub``; the reply's content.
+
+        Done once the reply AND the iopub ``idle`` are in (the reply can overtake the last
+        outputs); after the reply, ``IOPUB_GRACE`` seconds of iopub silence end the wait
+        rather than hang on a dropped message. KernelDied if the kernel exits or is restarted
+        (a restarted kernel never answers what its predecessor was asked).
+        """
+        loop = asyncio.get_running_loop()
+        msg_id = self.client.execute(
+            code, allow_stdin=False, stop_on_error=True, store_history=True
+        )
+        execution = _Execution(on_iopub, last_heard=loop.time())
+        self._executions[msg_id] = execution
+        try:
+            while not execution.settled.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(execution.settled.wait(), LIVENESS_INTERVAL)
+                if execution.settled.is_set():
+                    break
+                silent_for = loop.time() - execution.last_heard
+                if execution.reply is not None and silent_for >= IOPUB_GRACE:
+                    break
+                if not self.is_current or not await self.kernel.is_alive():
+                    raise KernelDied("the kernel died or restarted while running the cell")
+        finally:
+            del self._executions[msg_id]
+        assert execution.reply is not None
+        return execution.reply
+
+    async def _read(self, channel: AsyncZMQSocketChannel) -> None:
+        shell = channel is self.client.shell_channel
+        while True:
+            message = await channel.get_msg()
+            try:
+                self._dispatch(message, shell=shell)
+            except Exception:
+                self.log.exception("kernel client: a message could not be applied")
+
+    def _dispatch(self, message: Mapping[str, Any], *, shell: bool) -> None:
+        msg_type = message["msg_type"]
+        if shell:
+            if msg_type == "kernel_info_reply":
+                self._info_reply.set()
+        else:
+            self._iopub_live.set()
+        execution = self._executions.get(message["parent_header"].get("msg_id", ""))
+        if execution is None:
+            return
+        execution.last_heard = asyncio.get_running_loop().time()
+        if shell:
+            if msg_type == "execute_reply":
+                execution.reply = dict(message["content"])
+        elif msg_type == "status":
+            execution.idle = execution.idle or message["content"].get("execution_state") == "idle"
+        else:
+            execution.on_iopub(msg_type, message["content"])
+        execution.check()

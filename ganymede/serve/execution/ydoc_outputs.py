@@ -1,0 +1,267 @@
+"""Writing a cell's iopub messages into a room's notebook, shaped as jupyter_ydoc shapes outputs.
+
+The same rules as the headless runner's ``CellOutputs`` (consecutive same-name streams joined,
+carriage returns and backspaces applied, ``clear_output(wait=True)`` deferred to the next
+output, displays updated wherever they are shown), applied to Y structures as the messages
+arrive, so every client of the room watches the run live. Outputs are Maps; a stream's ``text``
+is a Y Text that grows at its end only: JupyterLab's output model reads Text changes as
+"remove the last n characters, append these", so a rewrite of the open line deletes a suffix.
+Each message is one transaction, one update to the clients. Pure document logic, no I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jupyter_ydoc import YNotebook
+from jupyter_ydoc.utils import cast_all
+from pycrdt import Array, Map, Text
+
+from ganymede.execute.outputs import (
+    apply_terminal_controls,
+    display_id_of,
+    display_output,
+    error_output,
+)
+
+RUNNING = "running"
+IDLE = "idle"
+
+
+def find_cell(notebook: YNotebook, cell_id: str) -> Map | None:
+    for ycell in notebook.ycells:
+        if ycell.get("id") == cell_id:
+            return ycell
+    return None
+
+
+def cell_as_room_has_it(ycell: Map) -> dict[str, Any]:
+    """A cell as JSON, ``execution_state`` included, numbers cast as jupyter_ydoc's ``get``
+    casts them (Y stores the counts as floats)."""
+    cell: dict[str, Any] = ycell.to_py()
+    cast_all(cell, float, int)
+    return cell
+
+
+def start_running(ycell: Map) -> None:
+    """What JupyterLab does to a cell it queues: no outputs, no count, and now running."""
+    outputs = ycell.get("outputs")
+    if isinstance(outputs, Array):
+        outputs.clear()
+    else:
+        ycell["outputs"] = Array()
+    ycell["execution_count"] = None
+    ycell["execution_state"] = RUNNING
+
+
+@dataclass
+class _Shown:
+    """Where an output with a display id sits, and the data it was last given."""
+
+    notebook: YNotebook
+    cell_id: str
+    index: int
+    data: dict[str, Any]
+
+
+class RoomDisplays:
+    """Every output shown with a display id on one kernel, so updates reach all of them.
+
+    Outputs are remembered by cell id and position, with the data they were given: Y Maps have
+    no identity to hold on to, and a position whose output no longer carries that data (the
+    outputs were cleared or replaced since) is simply not updated.
+    """
+
+    def __init__(self) -> None:
+        self._shown: dict[str, list[_Shown]] = {}
+
+    def register(
+        self, display_id: str, notebook: YNotebook, cell_id: str, index: int, data: dict[str, Any]
+    ) -> None:
+        self._shown.setdefault(display_id, []).append(_Shown(notebook, cell_id, index, data))
+
+    def forget_cell(self, notebook: YNotebook, cell_id: str) -> None:
+        """The cell's outputs were cleared: its displays are gone."""
+        for display_id, places in list(self._shown.items()):
+            kept = [p for p in places if not (p.notebook is notebook and p.cell_id == cell_id)]
+            if kept:
+                self._shown[display_id] = kept
+            else:
+                del self._shown[display_id]
+
+    def update(self, display_id: str, content: Mapping[str, Any]) -> None:
+        """Replace each output showing ``display_id`` with its new data, keeping its type and
+        count (JupyterLab sees a replaced item in the outputs array and re-renders it)."""
+        data = dict(content.get("data", {}))
+        metadata = dict(content.get("metadata", {}))
+        for place in self._shown.get(display_id, []):
+            ycell = find_cell(place.notebook, place.cell_id)
+            outputs = None if ycell is None else ycell.get("outputs")
+            if not isinstance(outputs, Array) or place.index >= len(outputs):
+                continue
+            current = outputs[place.index]
+            if not isinstance(current, Map) or current.get("data") != place.data:
+                continue
+            replacement = current.to_py() | {"data": data, "metadata": metadata}
+            outputs[place.index] = Map(replacement)
+            place.data = data
+
+
+class _OpenStream:
+    """The stream output still receiving text: its Y Text, and its last line, still open to
+    ``\\r`` and backspace (they never reach past a newline)."""
+
+    def __init__(self, name: str, index: int, text: Text) -> None:
+        self.name = name
+        self.index = index
+        self.text = text
+        self._open_line: list[str] = []  # in pieces: many small prints must not cost a square
+
+    def append(self, text: str) -> None:
+        if "\r" not in text and "\b" not in text:
+            self._grow(text)
+            return
+        open_line = "".join(self._open_line)
+        rewritten = apply_terminal_controls(open_line + text)
+        kept = 0
+        for old, new in zip(open_line, rewritten, strict=False):
+            if old != new:
+                break
+            kept += 1
+        dropped = len(open_line[kept:].encode("utf-8"))  # Y Text counts UTF-8 bytes
+        if dropped:
+            end = len(self.text)
+            del self.text[end - dropped : end]
+        self._open_line = [open_line[:kept]]
+        self._grow(rewritten[kept:])
+
+    def _grow(self, text: str) -> None:
+        if not text:
+            return
+        self.text += text
+        newline = text.rfind("\n")
+        if newline < 0:
+            self._open_line.append(text)
+        else:
+            self._open_line = [text[newline + 1 :]]
+
+
+class RoomCellOutputs:
+    """One cell's execution, written into the room's notebook message by message.
+
+    The cell is found again by id when the Map held has gone (a move in JupyterLab deletes and
+    re-inserts the cell); outputs for a cell deleted meanwhile go nowhere.
+    """
+
+    def __init__(self, notebook: YNotebook, cell_id: str, displays: RoomDisplays) -> None:
+        self.notebook = notebook
+        self.cell_id = cell_id
+        self.displays = displays
+        self._ycell = find_cell(notebook, cell_id)
+        self._clear_before_next_output = False
+        self._stream: _OpenStream | None = None
+
+    def handle(self, msg_type: str, content: Mapping[str, Any]) -> None:
+        """Apply one iopub message of this cell's execution, in one transaction."""
+        with self.notebook.ydoc.transaction():
+            self._handle(msg_type, content)
+
+    def finish(self, execution_count: int | None) -> None:
+        """The cell ran: its count (when the reply has one) and the idle state."""
+        with self.notebook.ydoc.transaction():
+            ycell = self._cell()
+            if ycell is None:
+                return
+            if execution_count is not None and ycell.get("execution_count") != execution_count:
+                ycell["execution_count"] = execution_count
+            ycell["execution_state"] = IDLE
+
+    def _handle(self, msg_type: str, content: Mapping[str, Any]) -> None:
+        if msg_type == "stream":
+            self._add_stream(str(content.get("name", "stdout")), str(content.get("text", "")))
+        elif msg_type in ("display_data", "execute_result"):
+            count = self._execution_count()
+            output = display_output(msg_type, content, count)
+            index = self._add(output)
+            display_id = display_id_of(content)
+            if display_id and index is not None:
+                self.displays.register(
+                    display_id, self.notebook, self.cell_id, index, output["data"]
+                )
+        elif msg_type == "error":
+            self._add(error_output(content))
+        elif msg_type == "update_display_data":
+            display_id = display_id_of(content)
+            if display_id:
+                self.displays.update(display_id, content)
+        elif msg_type == "clear_output":
+            if content.get("wait"):
+                self._clear_before_next_output = True
+            else:
+                self._clear()
+        elif msg_type == "execute_input":
+            ycell = self._cell()
+            if ycell is not None and "execution_count" in content:
+                ycell["execution_count"] = content["execution_count"]
+
+    def _add_stream(self, name: str, text: str) -> None:
+        outputs = self._outputs()
+        if outputs is None:
+            return
+        stream = self._stream
+        if (
+            stream is not None
+            and not self._clear_before_next_output
+            and stream.name == name
+            and len(outputs) == stream.index + 1  # still the last output (no clear from a client)
+        ):
+            stream.append(text)
+            return
+        index = self._add({"output_type": "stream", "name": name, "text": Text()})
+        if index is None:
+            return
+        youtput = outputs[index]
+        self._stream = _OpenStream(name, index, youtput["text"])
+        self._stream.append(text)
+
+    def _add(self, output: dict[str, Any]) -> int | None:
+        """Append an output (after a deferred clear); its index, None if the cell is gone."""
+        if self._clear_before_next_output:
+            self._clear()
+        outputs = self._outputs()
+        if outputs is None:
+            return None
+        self._stream = None
+        outputs.append(Map(output))
+        return len(outputs) - 1
+
+    def _clear(self) -> None:
+        self._clear_before_next_output = False
+        self._stream = None
+        outputs = self._outputs()
+        if outputs is not None:
+            outputs.clear()
+        self.displays.forget_cell(self.notebook, self.cell_id)
+
+    def _execution_count(self) -> int | None:
+        ycell = self._cell()
+        count = None if ycell is None else ycell.get("execution_count")
+        return None if count is None else int(count)
+
+    def _outputs(self) -> Array | None:
+        ycell = self._cell()
+        if ycell is None:
+            return None
+        outputs = ycell.get("outputs")
+        if not isinstance(outputs, Array):
+            ycell["outputs"] = Array()
+            outputs = ycell["outputs"]
+        return outputs
+
+    def _cell(self) -> Map | None:
+        if self._ycell is None or self._ycell.get("id") != self.cell_id:
+            self._ycell = find_cell(self.notebook, self.cell_id)
+            self._stream = None
+        return self._ycell

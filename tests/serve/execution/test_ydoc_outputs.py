@@ -1,0 +1,168 @@
+"""Canned iopub messages applied to a YNotebook, as a room's run writes them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyter_ydoc import YNotebook
+from pycrdt import TransactionEvent
+
+from ganymede.serve.execution.ydoc_outputs import (
+    RoomCellOutputs,
+    RoomDisplays,
+    cell_as_room_has_it,
+    find_cell,
+    start_running,
+)
+
+
+def notebook(*cell_ids: str) -> YNotebook:
+    shared = YNotebook()
+    cells = [
+        {
+            "cell_type": "code",
+            "id": cell_id,
+            "source": "",
+            "metadata": {},
+            "outputs": [{"output_type": "stream", "name": "stdout", "text": "old\n"}],
+            "execution_count": 1,
+        }
+        for cell_id in cell_ids
+    ]
+    shared.set({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    return shared
+
+
+def cell(shared: YNotebook, cell_id: str) -> dict[str, Any]:
+    ycell = find_cell(shared, cell_id)
+    assert ycell is not None
+    return cell_as_room_has_it(ycell)
+
+
+def stream(text: str, name: str = "stdout") -> dict[str, str]:
+    return {"name": name, "text": text}
+
+
+def test_start_running_clears_outputs_and_count() -> None:
+    shared = notebook("a")
+    ycell = find_cell(shared, "a")
+    assert ycell is not None
+    start_running(ycell)
+    assert cell(shared, "a") | {"metadata": {}} == {
+        "cell_type": "code",
+        "id": "a",
+        "source": "",
+        "metadata": {},
+        "outputs": [],
+        "execution_count": None,
+        "execution_state": "running",
+    }
+
+
+def test_streams_join_in_one_text_and_carriage_returns_rewrite_only_the_last_line() -> None:
+    shared = notebook("a")
+    outputs = RoomCellOutputs(shared, "a", RoomDisplays())
+    outputs.handle("clear_output", {"wait": False})
+    texts = []
+    for text in ["a📊\n10%", "\r20%", "\r3", "0%", "\r30%\ndone\n", "x\b", "y\n"]:
+        outputs.handle("stream", stream(text))
+        texts.append(cell(shared, "a")["outputs"][0]["text"])
+    assert texts == [
+        "a📊\n10%",
+        "a📊\n20%",
+        "a📊\n3",
+        "a📊\n30%",
+        "a📊\n30%\ndone\n",
+        "a📊\n30%\ndone\n",
+        "a📊\n30%\ndone\ny\n",
+    ]
+    outputs.handle("stream", stream("oops\n", "stderr"))
+    outputs.handle("stream", stream("more\n"))
+    assert [o["name"] for o in cell(shared, "a")["outputs"]] == ["stdout", "stderr", "stdout"]
+
+
+def test_each_message_is_one_update_and_text_grows_at_its_end() -> None:
+    shared = notebook("a")
+    outputs = RoomCellOutputs(shared, "a", RoomDisplays())
+    outputs.handle("clear_output", {"wait": False})
+    outputs.handle("stream", stream("first\n"))
+    updates: list[bytes] = []
+
+    def collect(event: TransactionEvent) -> None:
+        updates.append(event.update)
+
+    subscription = shared.ydoc.observe(collect)
+    outputs.handle("stream", stream("second\n"))
+    shared.ydoc.unobserve(subscription)
+    assert len(updates) == 1
+    assert cell(shared, "a")["outputs"] == [
+        {"output_type": "stream", "name": "stdout", "text": "first\nsecond\n"}
+    ]
+
+
+def test_a_deferred_clear_waits_for_the_next_output() -> None:
+    shared = notebook("a")
+    outputs = RoomCellOutputs(shared, "a", RoomDisplays())
+    outputs.handle("clear_output", {"wait": True})
+    assert cell(shared, "a")["outputs"][0]["text"] == "old\n"
+    outputs.handle("stream", stream("new\n"))
+    assert cell(shared, "a")["outputs"] == [
+        {"output_type": "stream", "name": "stdout", "text": "new\n"}
+    ]
+
+
+def test_a_display_update_reaches_an_earlier_cell_and_keeps_the_output_type() -> None:
+    shared = notebook("a", "b")
+    displays = RoomDisplays()
+    first = RoomCellOutputs(shared, "a", displays)
+    first.handle("execute_input", {"execution_count": 4})
+    first.handle(
+        "execute_result",
+        {"data": {"text/plain": "1"}, "metadata": {}, "transient": {"display_id": "d"}},
+    )
+    first.finish(4)
+    second = RoomCellOutputs(shared, "b", displays)
+    second.handle(
+        "update_display_data",
+        {"data": {"text/plain": "2"}, "metadata": {"m": 1}, "transient": {"display_id": "d"}},
+    )
+    a = cell(shared, "a")
+    assert a["outputs"][-1] == {
+        "output_type": "execute_result",
+        "execution_count": 4,
+        "data": {"text/plain": "2"},
+        "metadata": {"m": 1},
+    }
+    assert a["execution_count"] == 4 and a["execution_state"] == "idle"
+
+
+def test_a_display_cleared_since_is_not_updated() -> None:
+    shared = notebook("a")
+    displays = RoomDisplays()
+    outputs = RoomCellOutputs(shared, "a", displays)
+    outputs.handle(
+        "display_data",
+        {"data": {"text/plain": "x"}, "metadata": {}, "transient": {"display_id": "d"}},
+    )
+    outputs.handle("clear_output", {"wait": False})
+    outputs.handle("error", {"ename": "E", "evalue": "v", "traceback": ["t"]})
+    displays.update("d", {"data": {"text/plain": "y"}, "metadata": {}})
+    assert cell(shared, "a")["outputs"] == [
+        {"output_type": "error", "ename": "E", "evalue": "v", "traceback": ["t"]}
+    ]
+
+
+def test_a_cell_moved_meanwhile_is_found_again_and_a_deleted_one_is_left_alone() -> None:
+    shared = notebook("a", "b")
+    outputs = RoomCellOutputs(shared, "a", RoomDisplays())
+    outputs.handle("stream", stream("before\n"))
+    moved = shared.get_cell(0)
+    with shared.ydoc.transaction():
+        del shared.ycells[0]
+        shared.ycells.append(shared.create_ycell(moved))
+    outputs.handle("stream", stream("after\n"))
+    assert [o["text"] for o in cell(shared, "a")["outputs"]] == ["old\n", "before\n", "after\n"]
+    del shared.ycells[1]
+    outputs.handle("stream", stream("gone\n"))
+    outputs.finish(3)
+    assert [c["id"] for c in shared.get()["cells"]] == ["b"]
