@@ -9,12 +9,16 @@ own pass-through options, so those win, and both win over jupyter_server's confi
 from __future__ import annotations
 
 import asyncio
+import logging
+import os
 import signal
 import socket
+import sys
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
+from typing import NoReturn
 
 from jupyter_server.serverapp import ServerApp
 from tornado.netutil import bind_sockets
@@ -134,3 +138,19 @@ def serve(options: ServeOptions) -> None:
     )
     app.initialize(argv=server_argv(options))
     app.start()
+    _leave_now()
+
+
+def _leave_now() -> NoReturn:
+    """End the process once the server has stopped, without waiting for idle worker threads.
+
+    By the time ``start()`` returns, jupyter_server has cleaned up (rooms saved through the
+    extension's stop, kernels shut down, runtime files removed). A request still running in an
+    anyio worker thread when the stop came (a contents listing of a big directory, say) leaves
+    that non-daemon thread waiting for work forever, and a normal interpreter exit would wait on
+    it forever too: Ctrl-C would never return. Nothing is left to flush but the log streams.
+    """
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
