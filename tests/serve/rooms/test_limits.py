@@ -169,7 +169,9 @@ async def test_a_client_that_vanishes_is_dropped_after_the_ping_timeout(
     assert f"room {staying_name}: dropping" not in server.log.read_text()
 
 
-async def test_pings_come_at_the_configured_interval(impatient: RunningServer) -> None:
+async def test_pings_follow_the_serve_section_without_tornados_warning(
+    impatient: RunningServer,
+) -> None:
     server = impatient
     write(server.root / "pings.ipynb", notebook_bytes())
     with server.client() as api:
