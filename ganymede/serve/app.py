@@ -9,6 +9,7 @@ own pass-through options, so those win, and both win over jupyter_server's confi
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 import os
 import signal
@@ -131,6 +132,9 @@ def serve(options: ServeOptions) -> None:
     jupyter_server config files; the arguments from ``server_argv`` do not.
     """
     use_uvloop()
+    # jupyter_server logs an extension that fails to import and serves on without it, which
+    # would leave every Ganymede endpoint answering 404: import it here so that fails loudly.
+    importlib.import_module(EXTENSION)
     app = GanymedeServerApp.instance(
         jpserver_extensions=server_extensions(),
         contents_manager_class=GanymedeContentsManager,
