@@ -224,12 +224,19 @@ class DocumentRoom(AwarenessRoom):
                 snapshot = await asyncio.to_thread(self.file.read)
             except NotebookNotFound:
                 return False
+            self._follow_path(snapshot.path)
             if snapshot.hash == self._file_hash:
                 return True
             merge = self._merge_in(snapshot)
             if merge is not None and merge.file_changed:
                 await self._save_locked(explicit=False)
             return True
+
+    def _follow_path(self, path: str) -> None:
+        """The file was renamed through the contents API; JupyterLab re-keys on ``state.path``."""
+        if self.document.shared.path != path:
+            with self._own_changes():
+                self.document.shared.path = path
 
     async def abandon(self) -> None:
         """The file is gone: close every client with 4404 and write nothing back."""

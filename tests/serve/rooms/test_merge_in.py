@@ -270,6 +270,7 @@ async def test_after_a_rename_through_the_contents_api_the_new_path_is_watched(
         write(server.root / "after.ipynb", notebook_bytes({"a": "1", "b": "after the rename"}))
         await eventually(lambda: "b" in in_room(ada), "the change at the new path")
         assert ada.connection.close_code is None
+        await eventually(lambda: ada.shared.path == "after.ipynb", "state.path to follow")
 
 
 async def test_a_delete_through_the_contents_api_closes_the_clients_4404(
