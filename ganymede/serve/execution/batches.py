@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -141,7 +142,10 @@ class KernelQueue:
                     await self._connection.close()
                     self._connection = None
                 if self._connection is None:
+                    started = time.monotonic()
                     self._connection = await self._open_connection()
+                    waited = time.monotonic() - started
+                    self.log.info("execute: connected to the kernel in %.2f s", waited)
                 await run_batch(batch, self._connection, self.displays)
             except KernelDied as error:  # the connection could not be opened
                 batch.failure = {"ename": "KernelDied", "evalue": str(error), "traceback": []}

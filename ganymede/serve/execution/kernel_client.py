@@ -102,6 +102,8 @@ class KernelConnection:
         while not (self._iopub_live.is_set() and self._info_reply.is_set()):
             if loop.time() >= deadline:
                 raise KernelDied(f"the kernel did not answer within {timeout:g} s")
+            if not await self.kernel.is_alive():
+                raise KernelDied("the kernel is not running")
             self.client.kernel_info()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._both_live(), HANDSHAKE_RESEND)
@@ -156,13 +158,26 @@ class KernelConnection:
         return execution.reply
 
     async def _read(self, channel: AsyncZMQSocketChannel) -> None:
+        """Read one channel for as long as the connection lives.
+
+        Each receive gives up after ``LIVENESS_INTERVAL`` and starts again: zmq wakes a waiting
+        reader on an edge, and one consumed by a send on the same socket (the shell channel
+        sends while its reader waits) would leave a reply unread, and its run waiting forever.
+        A new receive looks at the socket first.
+        """
         shell = channel is self.client.shell_channel
+        session = self.client.session
+        assert channel.socket is not None
         while True:
-            message = await channel.get_msg()
             try:
-                self._dispatch(message, shell=shell)
-            except Exception:
-                self.log.exception("kernel client: a message could not be applied")
+                frames = await asyncio.wait_for(channel.socket.recv_multipart(), LIVENESS_INTERVAL)
+            except TimeoutError:
+                continue
+            try:
+                _, frames = session.feed_identities(frames)
+                self._dispatch(session.deserialize(frames), shell=shell)
+            except Exception:  # one bad message must not stop the reading: runs would hang
+                self.log.exception("execute: a kernel message could not be read or applied")
 
     def _dispatch(self, message: Mapping[str, Any], *, shell: bool) -> None:
         msg_type = message["msg_type"]

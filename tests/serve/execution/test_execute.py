@@ -13,6 +13,8 @@ from tests.serve.execution.conftest import add_notebook, hashed, on_disk
 from tests.serve.rooms.client import RoomClient, eventually, room_client
 from tests.serve.rooms.conftest import open_session
 
+STARTUP = 60.0
+
 
 def room_cells(client: RoomClient) -> list[dict[str, Any]]:
     return [ycell.to_py() for ycell in client.shared.ycells]  # type: ignore[attr-defined]
@@ -105,8 +107,8 @@ async def test_a_short_wait_answers_unfinished_and_the_output_arrives_later(
     server: RunningServer, api: httpx.Client, endpoint: httpx.AsyncClient, kernel: str
 ) -> None:
     go = server.root / "go"
-    source = f"import os, time\nwhile not os.path.exists({str(go)!r}):\n    time.sleep(0.01)\n"
-    source += "print('late')"
+    source = "import os, time\nprint('started', flush=True)\n"
+    source += f"while not os.path.exists({str(go)!r}):\n    time.sleep(0.01)\nprint('late')"
     document = add_notebook(server, api, "late.ipynb", late=source)
     _, session = open_session(api, "late.ipynb")
     async with room_client(server, document, session) as ada:
@@ -115,9 +117,11 @@ async def test_a_short_wait_answers_unfinished_and_the_output_arrives_later(
         assert reply["finished"] is False
         assert reply["cells"][0]["execution_state"] == "running"
         assert reply["cells"][0]["outputs"] == []
+        # A fresh kernel on a busy machine can take a while to start.
+        await eventually(lambda: room_cells(ada)[0]["outputs"], "the cell to start", STARTUP)
         go.touch()
         await eventually(lambda: room_cells(ada)[0]["execution_state"] == "idle", "the run")
-        assert room_cells(ada)[0]["outputs"][0]["text"] == "late\n"
+        assert room_cells(ada)[0]["outputs"][0]["text"] == "started\nlate\n"
 
 
 async def test_ten_thousand_lines_make_one_stream_output(
