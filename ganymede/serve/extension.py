@@ -50,6 +50,7 @@ class GanymedeExtension(ExtensionApp):
             grace_period=self.room_grace_period,
             settle=config.serve.settle,
             settle_max=config.serve.settle_max,
+            runtime_dir=Path(self.serverapp.runtime_dir),
             log=self.log,
         )
         self.settings[ROOMS_SETTINGS_KEY] = rooms
@@ -64,6 +65,7 @@ class GanymedeExtension(ExtensionApp):
         contents_manager = self.serverapp.contents_manager
         if isinstance(contents_manager, GanymedeContentsManager):
             contents_manager.file_ids = file_ids
+            contents_manager.rooms = rooms
         else:
             self.log.warning(
                 "ganymede: contents manager %s does not move file ids on rename or delete",

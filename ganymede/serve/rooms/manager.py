@@ -7,6 +7,9 @@ the file. On server stop every room saves what its clients wrote, then closes.
 One watcher serves every open document room: when another program changes a room's file, the
 room merges the change in; when the file is gone (deleted or moved away), the room's clients
 are closed with 4404 and nothing is written back.
+
+Each document room holds its file's lock (``lock``) while open; a room that cannot take it
+(another server's room has the file) is read-only until the lock comes free.
 """
 
 from __future__ import annotations
@@ -16,10 +19,13 @@ import logging
 import uuid
 from pathlib import Path
 
+from jupyter_core.paths import jupyter_runtime_dir
+
 from ganymede.errors import NotebookNotFound
 from ganymede.fileid import FileIdStore
 from ganymede.serve.rooms.document import DocumentKind, RoomDocument
 from ganymede.serve.rooms.file import RoomFile
+from ganymede.serve.rooms.lock import LockKeeper, RoomLock
 from ganymede.serve.rooms.protocol import RoomName
 from ganymede.serve.rooms.room import AwarenessRoom, Client, DocumentRoom
 from ganymede.serve.watcher import FileWatcher
@@ -43,6 +49,7 @@ class RoomManager:
         grace_period: float = DEFAULT_GRACE_PERIOD,
         settle: float = 0.5,
         settle_max: float = 5.0,
+        runtime_dir: Path | None = None,
         log: logging.Logger | None = None,
     ) -> None:
         self.session_id = str(uuid.uuid4())
@@ -50,6 +57,7 @@ class RoomManager:
         self.hash_algorithm = hash_algorithm
         self.save_delay = save_delay
         self.grace_period = grace_period
+        self.runtime_dir = runtime_dir if runtime_dir is not None else Path(jupyter_runtime_dir())
         self.log = log if log is not None else logging.getLogger(__name__)
         self._rooms: dict[str, AwarenessRoom] = {}
         self._opening: dict[str, asyncio.Future[AwarenessRoom]] = {}
@@ -57,6 +65,27 @@ class RoomManager:
         self._closing: dict[str, asyncio.Future[None]] = {}  # rooms saving before they close
         self._watcher = FileWatcher(self._on_settled, settle=settle, settle_max=settle_max)
         self._watched: dict[DocumentRoom, Path] = {}
+        self._keepers: dict[DocumentRoom, LockKeeper] = {}
+
+    def read_only(self, api_path: str) -> bool:
+        """Whether a room of this server has the file open read-only (another server owns it)."""
+        if not any(room.read_only for room in self._keepers):
+            return False  # the common case answers without a file id lookup
+        file_id = self.file_ids.get_id(api_path)
+        if file_id is None:
+            return False
+        for kind in DocumentKind:
+            room = self._rooms.get(f"{kind.format}:{kind.type}:{file_id}")
+            if isinstance(room, DocumentRoom) and room.read_only:
+                return True
+        return False
+
+    def open_notebook_room(self, api_path: str) -> DocumentRoom | None:
+        """The room open on the notebook at ``api_path``, if any (by its file id)."""
+        file_id = self.file_ids.get_id(api_path)
+        kind = DocumentKind.NOTEBOOK
+        room = self._rooms.get(f"{kind.format}:{kind.type}:{file_id}") if file_id else None
+        return room if isinstance(room, DocumentRoom) else None
 
     async def join(self, name: str, client: Client) -> AwarenessRoom:
         """Put ``client`` in the room ``name``, opening it if needed.
@@ -108,6 +137,7 @@ class RoomManager:
         await room.start()
         self._rooms[name.text] = room
         if isinstance(room, DocumentRoom):
+            await self._keepers[room].start()
             await self._watch(room)
         return room
 
@@ -118,10 +148,25 @@ class RoomManager:
         snapshot = await asyncio.to_thread(file.read)
         document = RoomDocument(kind)
         document.load(snapshot.data, snapshot.path, snapshot.hash)
-        self.log.info("room %s: opened %s", name.text, snapshot.path)
-        return DocumentRoom(
-            name.text, document, file, snapshot, save_delay=self.save_delay, log=self.log
+        lock = RoomLock(file.os_path().resolve(), self.runtime_dir)
+        read_only = not lock.try_acquire()
+        self.log.info(
+            "room %s: opened %s%s",
+            name.text,
+            snapshot.path,
+            " read-only: another server has it open" if read_only else "",
         )
+        room = DocumentRoom(
+            name.text,
+            document,
+            file,
+            snapshot,
+            save_delay=self.save_delay,
+            log=self.log,
+            read_only=read_only,
+        )
+        self._keepers[room] = LockKeeper(room, lock, self.log)
+        return room
 
     async def _close_after_grace(self, room: AwarenessRoom) -> None:
         await asyncio.sleep(self.grace_period)
@@ -144,6 +189,8 @@ class RoomManager:
             self.log.exception("room %s: failed to close cleanly", room.name)
         else:
             self.log.info("room %s: closed", room.name)
+        finally:
+            await self._release(room)
 
     async def _watch(self, room: DocumentRoom) -> None:
         """Watch the room's file where it is now (the watcher starts with the first room)."""
@@ -194,3 +241,10 @@ class RoomManager:
             grace.cancel()
         self._unwatch(room)
         await room.abandon()
+        await self._release(room)
+
+    async def _release(self, room: AwarenessRoom) -> None:
+        """Let go of a closed document room's lock: another server's room may take over."""
+        keeper = self._keepers.pop(room, None) if isinstance(room, DocumentRoom) else None
+        if keeper is not None:
+            await keeper.stop()

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from types import TracebackType
 from typing import Protocol
 
-from pycrdt import TransactionEvent
+from pycrdt import Text, TransactionEvent
 
 from ganymede.errors import FrameError, InvalidNotebook, NotebookNotFound
 from ganymede.serve.rooms import protocol
@@ -23,6 +23,7 @@ from ganymede.serve.rooms.awareness import AwarenessLedger
 from ganymede.serve.rooms.document import RoomDocument
 from ganymede.serve.rooms.file import RoomFile, Snapshot, WriteOutcome
 from ganymede.serve.rooms.mergein import FileMerge, apply_merge, merge_file_change
+from ganymede.serve.rooms.patch import patch_notebook, patch_text
 from ganymede.serve.rooms.protocol import SaveStatus
 
 # An empty update: two zero counts (no structs, no deletions).
@@ -129,6 +130,9 @@ class DocumentRoom(AwarenessRoom):
     The room remembers its ``base``, the bytes it last read from or wrote to the file, and
     their hash: a file with another hash was changed by another program, and is merged in
     (base, the room, the file) before anything is written over it.
+
+    A ``read_only`` room (another server owns the file, see ``lock``) still takes in the
+    file's changes, but never saves and undoes every edit its clients send.
     """
 
     def __init__(
@@ -140,9 +144,11 @@ class DocumentRoom(AwarenessRoom):
         *,
         save_delay: float,
         log: logging.Logger,
+        read_only: bool = False,
     ) -> None:
         super().__init__(name, log)
         self.document = document
+        self.read_only = read_only
         self.file = file
         self._base = snapshot.data
         self._file_hash = snapshot.hash
@@ -208,6 +214,8 @@ class DocumentRoom(AwarenessRoom):
         Never ``skipped``: JupyterLab reports that as "saving already in progress", and saves
         here wait their turn.
         """
+        if self.read_only:
+            return "failed"
         async with self._save_lock:
             return await self._save_locked(explicit)
 
@@ -228,7 +236,7 @@ class DocumentRoom(AwarenessRoom):
             if snapshot.hash == self._file_hash:
                 return True
             merge = self._merge_in(snapshot)
-            if merge is not None and merge.file_changed:
+            if merge is not None and merge.file_changed and not self.read_only:
                 await self._save_locked(explicit=False)
             return True
 
@@ -357,6 +365,9 @@ class DocumentRoom(AwarenessRoom):
         """Apply a client's update; FrameError if it is not a Yjs update (nothing applied)."""
         if update == EMPTY_UPDATE:
             return
+        if self.read_only:
+            self._apply_and_undo(update)
+            return
         self._origin = client
         try:
             self.document.doc.apply_update(update)
@@ -364,6 +375,21 @@ class DocumentRoom(AwarenessRoom):
             raise FrameError(f"not a Yjs update: {error}") from None
         finally:
             self._origin = None
+
+    def _apply_and_undo(self, update: bytes) -> None:
+        """A read-only room's answer to an edit: the edit and its undoing in one update, sent
+        to every client, so the sender's view snaps back and the others see no change."""
+        before = self.document.shared.get()
+        with self._own_changes():
+            try:
+                self.document.doc.apply_update(update)
+            except ValueError as error:
+                raise FrameError(f"not a Yjs update: {error}") from None
+            if isinstance(before, str):
+                patch_text(self.document.doc.get("source", type=Text), before)
+            else:
+                patch_notebook(self.document.shared, before)  # type: ignore[arg-type]
+            self.document.mark_saved(self._file_hash, clean=True)
 
     @contextlib.contextmanager
     def _own_changes(self) -> Iterator[None]:
