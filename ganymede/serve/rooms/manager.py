@@ -134,7 +134,11 @@ class RoomManager:
             # The file must hold what the room closing on it saves before it is read again.
             await asyncio.shield(previous)
         room = await self._load(name) if name.is_document else AwarenessRoom(name.text, self.log)
-        await room.start()
+        try:
+            await room.start()
+        except BaseException:
+            await self._release(room)  # a room that never opened must not keep its file locked
+            raise
         self._rooms[name.text] = room
         if isinstance(room, DocumentRoom):
             await self._keepers[room].start()
