@@ -56,9 +56,10 @@ class Executions:
         """Queue the request's cells as one batch on the kernel, or raise and change nothing.
 
         KernelNotFound, NotebookNotFound or CellNotFound for what does not exist; KernelDied
-        for a kernel that is not running; UsageError for a document that is not a notebook
-        or a cell that is not code; RequestNotQueued when the previous request named never
-        came; SourceMismatch for the first cell whose source changed.
+        for a kernel that is not running; UsageError for a document that is not a notebook,
+        a read-only room (another server owns the file) or a cell that is not code;
+        RequestNotQueued when the previous request named never came; SourceMismatch for the
+        first cell whose source changed.
         """
         await self._forget_gone_kernels()
         kernel = self._kernel(kernel_id)
@@ -71,6 +72,10 @@ class Executions:
                 room.document.shared, YNotebook
             ):
                 raise UsageError(f"{request.document_id} is not a notebook")
+            if room.read_only:
+                raise UsageError(
+                    f"{request.document_id} is read-only here: another server owns its file"
+                )
             queue = self._queue(kernel_id, kernel)
             previous = request.previous_request_id
             if previous is not None and not await queue.wait_until_queued(

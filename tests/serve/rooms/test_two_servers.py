@@ -121,6 +121,16 @@ async def test_the_second_servers_room_is_read_only(pair: Pair) -> None:
         await eventually(lambda: sources(bob) == ["a = 1 # ada", "b = 2"], "bob to see it")
         assert sources(ada) == ["a = 1 # ada", "b = 2"]  # bob's edit never reached ada
 
+        # Nor does the second server run cells into its read-only room.
+        with pair.second.client() as second_api:
+            started = second_api.post("api/kernels", json={"name": "python3"})
+            assert started.status_code == 201, started.text
+            cell_id = bob.shared.get()["cells"][0]["id"]
+            body = {"cell_id": cell_id, "document_id": second_name}
+            refused = second_api.post(f"api/kernels/{started.json()['id']}/execute", json=body)
+        assert refused.status_code == 400, refused.text
+        assert "read-only" in refused.text
+
 
 @pytest.mark.parametrize("how", [signal.SIGINT, signal.SIGKILL], ids=["stopped", "killed"])
 async def test_the_read_only_room_takes_over_when_the_owner_goes(
