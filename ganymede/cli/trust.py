@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ganymede.cli.output import fail
+from ganymede.cli.output import fail, warn
+
+if TYPE_CHECKING:
+    from ganymede.trust import TrustReport
 
 EXIT_UNTRUSTED = 1
 EXIT_INVALID = 5
+EXIT_SERVER = 6
 
 
 def command(
@@ -26,12 +30,16 @@ def command(
         bool, typer.Option("--json", help="One JSON object per notebook: path, trusted, signed.")
     ] = False,
 ) -> None:
-    """Sign notebooks so their outputs are trusted (compatible with `jupyter trust`)."""
+    """Sign notebooks so their outputs are trusted (compatible with `jupyter trust`).
+
+    A notebook that a running server serves is trusted through that server, so a room open on
+    it keeps it trusted.
+    """
     from ganymede.errors import InvalidNotebook, NotebookNotFound
-    from ganymede.trust import check_files, sign_files
+    from ganymede.trust import check_files
 
     try:
-        reports = check_files(notebooks) if check else sign_files(notebooks)
+        reports = check_files(notebooks) if check else _sign(notebooks)
     except (InvalidNotebook, NotebookNotFound) as error:
         fail(str(error), EXIT_INVALID, "ganymede trust")
     for report in reports:
@@ -44,3 +52,26 @@ def command(
             print(f"{report.path}: {'signed' if report.signed_now else 'already signed'}")
     if check and not all(report.trusted for report in reports):
         raise typer.Exit(EXIT_UNTRUSTED)
+
+
+def _sign(notebooks: list[Path]) -> list[TrustReport]:
+    """Through the server serving each notebook, else on the file; reports in the given order."""
+    import httpx
+
+    from ganymede.serve.discover import server_for
+    from ganymede.trust import sign_files
+    from ganymede.trust.remote import ServerUnreachable, trust_through_server
+
+    by_server: dict[int, TrustReport] = {}
+    for index, notebook in enumerate(notebooks):
+        server = server_for(notebook)
+        if server is None:
+            continue
+        try:
+            by_server[index] = trust_through_server(server, notebook, str(notebook))
+        except ServerUnreachable as error:
+            warn(f"signing {notebook} on file: the server serving it does not answer ({error})")
+        except httpx.HTTPStatusError as error:
+            fail(f"{notebook}: the server refused: {error}", EXIT_SERVER, "ganymede trust")
+    on_file = iter(sign_files([nb for i, nb in enumerate(notebooks) if i not in by_server]))
+    return [by_server[i] if i in by_server else next(on_file) for i in range(len(notebooks))]

@@ -4,6 +4,13 @@ nbformat's NotebookNotary does the work, so a signature made here is one every J
 (same secret, same ``nbsignatures.db`` in the Jupyter data dir).
 """
 
-from ganymede.trust.notary import TrustReport, check_files, sign_files
+from ganymede.trust.notary import (
+    TrustReport,
+    check_files,
+    is_signed,
+    notebook_of,
+    sign_data,
+    sign_files,
+)
 
-__all__ = ["TrustReport", "check_files", "sign_files"]
+__all__ = ["TrustReport", "check_files", "is_signed", "notebook_of", "sign_data", "sign_files"]

@@ -22,12 +22,28 @@ class TrustReport:
 
 
 def _load(path: Path) -> nbformat.NotebookNode:
-    """The notebook as jupyter_server loads it (nbformat 4), so both compute the same signature."""
     try:
         text = path.read_bytes()
     except FileNotFoundError:
         raise NotebookNotFound(str(path)) from None
-    return nbformat.from_dict(parse_notebook(text, str(path)))
+    return notebook_of(text, str(path))
+
+
+def notebook_of(data: bytes, path: str) -> nbformat.NotebookNode:
+    """The notebook as jupyter_server loads it (nbformat 4), so both compute the same signature."""
+    return nbformat.from_dict(parse_notebook(data, path))
+
+
+def is_signed(data: bytes, path: str) -> bool:
+    """Whether these notebook bytes carry a signature the notary knows (blocking: SQLite)."""
+    with NotebookNotary() as notary:
+        return bool(notary.check_signature(notebook_of(data, path)))
+
+
+def sign_data(data: bytes, path: str) -> None:
+    """Sign exactly these notebook bytes, as they read back from the file (blocking: SQLite)."""
+    with NotebookNotary() as notary:
+        notary.sign(notebook_of(data, path))
 
 
 def sign_files(paths: list[Path], notary: NotebookNotary | None = None) -> list[TrustReport]:

@@ -25,6 +25,7 @@ from ganymede.serve.rooms.file import RoomFile, Snapshot, WriteOutcome
 from ganymede.serve.rooms.mergein import FileMerge, apply_merge, merge_file_change
 from ganymede.serve.rooms.patch import patch_notebook, patch_text
 from ganymede.serve.rooms.protocol import SaveStatus
+from ganymede.serve.rooms.trust import OutputTrust, Writer
 
 # An empty update: two zero counts (no structs, no deletions).
 EMPTY_UPDATE = b"\x00\x00"
@@ -162,12 +163,14 @@ class DocumentRoom(AwarenessRoom):
         self._save_lock = asyncio.Lock()
         self._autosave = Autosave(save_delay, self._save_quietly)
         self._subscription = document.doc.observe(self._on_change)
+        self._trust = OutputTrust(document, self._writer, log)
 
     @property
     def has_unsaved_edits(self) -> bool:
         return self._edits != self._saved_edits
 
     async def start(self) -> None:
+        await self._trust.load(self._base, self.document.shared.path)
         await self._autosave.start()
 
     async def stop(self) -> None:
@@ -179,6 +182,7 @@ class DocumentRoom(AwarenessRoom):
         finally:
             await super().stop()
             self.document.doc.unobserve(self._subscription)
+            self._trust.close()
 
     def join(self, client: Client) -> None:
         """Admit a client: ask it for what the room lacks (it asks the same of us)."""
@@ -217,7 +221,24 @@ class DocumentRoom(AwarenessRoom):
         if self.read_only:
             return "failed"
         async with self._save_lock:
-            return await self._save_locked(explicit)
+            status = await self._save_locked(explicit)
+            await self._trust.sign_saved(self._saved_data, self.document.shared.path)
+            return status
+
+    def trust_outputs(self, cell_id: str) -> None:
+        """A run on this server writes ``cell_id``'s outputs: they, and what it writes next
+        into that cell, are trusted (until a client or the file changes them)."""
+        self._trust.trust_outputs(cell_id)
+
+    async def trust(self) -> SaveStatus:
+        """Trust every output the notebook holds (a person asked), then save and sign it."""
+        self._trust.trust_all()
+        return await self.save(explicit=True)
+
+    def _writer(self) -> Writer:
+        if self._origin is not None:
+            return Writer.CLIENT
+        return Writer.FILE if self._own_change else Writer.SERVER
 
     async def take_in_file_change(self) -> bool:
         """Merge what another program wrote to the file into the room; False if it is gone.
@@ -235,9 +256,11 @@ class DocumentRoom(AwarenessRoom):
             self._follow_path(snapshot.path)
             if snapshot.hash == self._file_hash:
                 return True
+            await self._trust.vet_file(snapshot.data, snapshot.path)
             merge = self._merge_in(snapshot)
             if merge is not None and merge.file_changed and not self.read_only:
                 await self._save_locked(explicit=False)
+                await self._trust.sign_saved(self._saved_data, self.document.shared.path)
             return True
 
     def _follow_path(self, path: str) -> None:
@@ -261,6 +284,7 @@ class DocumentRoom(AwarenessRoom):
         for _ in range(SAVE_ATTEMPTS):
             edits = self._edits
             data = self.document.to_bytes()
+            self._trust.capture(data)
             if data == self._saved_data and expected_hash == self._file_hash:
                 self._mark_saved(edits, data, self._file_hash)
                 return "failed" if file_won else "success"
@@ -280,6 +304,7 @@ class DocumentRoom(AwarenessRoom):
                 self._base = data
                 self._mark_saved(edits, data, file_hash)
                 return "failed" if file_won else "success"
+            await self._trust.vet_file(snapshot.data, snapshot.path)
             merge = self._merge_in(snapshot)
             if merge is None and not explicit:
                 self.log.warning("room %s: not saved over a file it cannot read", self.name)

@@ -1,0 +1,201 @@
+"""Which outputs a notebook room may vouch for, and signing what it saves when it may.
+
+A notebook's signature says "every output in here was made by someone this machine trusts", so
+JupyterLab renders its HTML and runs its scripts. The room signs a file it writes only when that
+holds for every code cell (nbformat's rule: a cell without rich output needs no trust). It
+follows each cell's outputs as they change:
+
+- read from a signed file, or trusted as a whole (Trust Notebook): trusted;
+- read from an unsigned file, or merged in from an unsigned version of it: not trusted, and
+  their hash is remembered, so a client writing back those very outputs does not launder them;
+- written by a room client (a person's run writes its outputs through the frontend), or a
+  client marking the cell ``trusted`` (JupyterLab's own Trust Notebook): trusted;
+- written by the server after ``trust_outputs(cell_id)`` (a run on this server): trusted;
+  written by the server otherwise: not trusted.
+
+The notary is SQLite: checking and signing run in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+from collections.abc import Callable
+from enum import Enum
+from typing import Any
+
+from pycrdt import ArrayEvent, Map, MapEvent
+
+from ganymede.errors import InvalidNotebook
+from ganymede.serve.rooms.document import DocumentKind, RoomDocument
+from ganymede.trust import is_signed, sign_data
+
+RICH_OUTPUT_TYPES = frozenset({"execute_result", "display_data"})
+KEYS_WITHOUT_RICH_DATA = frozenset({"output_type", "execution_count", "metadata"})
+
+
+class Writer(Enum):
+    """Who made the change a room's document is taking."""
+
+    CLIENT = "client"
+    FILE = "file"  # the room's own changes to cells: another program's change, merged in
+    SERVER = "server"  # code of this server writing into the room directly
+
+
+class CellTrust(Enum):
+    TRUSTED = "trusted"
+    UNTRUSTED = "untrusted"
+    CLIENT = "client"  # trusted unless they are outputs once read untrusted
+    SERVER_RUN = "server run"  # trusted, and so is what the server writes next
+
+
+def outputs_hash(outputs: list[Any]) -> str:
+    return hashlib.sha256(json.dumps(outputs, sort_keys=True).encode("utf-8")).hexdigest()
+
+
+def needs_trust(outputs: list[Any]) -> bool:
+    """nbformat's ``_check_cell``: only rich data (HTML, scripts, images…) needs trusting."""
+    return any(
+        isinstance(output, dict)
+        and output.get("output_type") in RICH_OUTPUT_TYPES
+        and not set(output) <= KEYS_WITHOUT_RICH_DATA
+        for output in outputs
+    )
+
+
+class OutputTrust:
+    """The trust of each code cell's outputs in one notebook room, kept in server memory.
+
+    ``writer`` tells, while a change is being applied, who made it (the room knows).
+    """
+
+    def __init__(
+        self, document: RoomDocument, writer: Callable[[], Writer], log: logging.Logger
+    ) -> None:
+        self._document = document
+        self._writer = writer
+        self._log = log
+        self._cells: dict[str, CellTrust] = {}
+        self._distrusted: set[str] = set()  # hashes of outputs read from unsigned files
+        self._file_signed = False  # the last version of the file read: signed?
+        self._captured: tuple[bytes, bool] | None = None  # last bytes serialised, all trusted?
+        self._signed_data: bytes | None = None
+        self._subscription = None
+        if document.kind is DocumentKind.NOTEBOOK:
+            self._subscription = document.shared.ycells.observe_deep(self._on_cells_change)
+
+    @property
+    def enabled(self) -> bool:
+        return self._subscription is not None
+
+    async def load(self, data: bytes, path: str) -> None:
+        """Judge the outputs the room was loaded with by the file's signature."""
+        if self.enabled:
+            await self.vet_file(data, path)
+            for cell_id, outputs in self._code_cells():
+                self._take_from_file(cell_id, outputs)
+
+    async def vet_file(self, data: bytes, path: str) -> None:
+        """Check the signature of a version of the file before its outputs are taken in."""
+        if not self.enabled:
+            return
+        try:
+            self._file_signed = await asyncio.to_thread(is_signed, data, path)
+        except InvalidNotebook:
+            self._file_signed = False  # the merge will refuse it too
+
+    def trust_outputs(self, cell_id: str) -> None:
+        """A run on this server writes this cell's outputs: trust them, and what it writes next."""
+        self._cells[cell_id] = CellTrust.SERVER_RUN
+
+    def trust_all(self) -> None:
+        """A person trusts the notebook: every output it holds now, and any like them later."""
+        self._distrusted.clear()
+        for cell_id, _ in self._code_cells():
+            self._cells[cell_id] = CellTrust.TRUSTED
+
+    def all_trusted(self) -> bool:
+        """Whether every code cell's outputs are trusted or harmless, as the document is now."""
+        return all(
+            not needs_trust(outputs) or self._is_trusted(cell_id, outputs)
+            for cell_id, outputs in self._code_cells()
+        )
+
+    def capture(self, data: bytes) -> None:
+        """The room serialised ``data`` to save it: judge it now, before any await."""
+        if self.enabled:
+            self._captured = (data, self.all_trusted())
+
+    async def sign_saved(self, saved: bytes, path: str) -> None:
+        """The file holds ``saved``: sign it if it is what was captured, all trusted."""
+        if self._captured is None or self._captured[0] is not saved or not self._captured[1]:
+            return
+        if saved == self._signed_data:
+            return
+        try:
+            await asyncio.to_thread(sign_data, saved, path)
+        except Exception:  # a broken notary must not break saving
+            self._log.exception("room %s: saved, but could not sign it", path)
+            return
+        self._signed_data = saved
+        self._log.info("%s: saved and signed (every output is trusted)", path)
+
+    def close(self) -> None:
+        if self._subscription is not None:
+            self._document.shared.ycells.unobserve(self._subscription)
+            self._subscription = None
+
+    def _is_trusted(self, cell_id: str, outputs: list[Any]) -> bool:
+        state = self._cells.get(cell_id, CellTrust.UNTRUSTED)
+        if state is CellTrust.CLIENT:
+            return outputs_hash(outputs) not in self._distrusted
+        return state is not CellTrust.UNTRUSTED
+
+    def _take_from_file(self, cell_id: str, outputs: list[Any]) -> None:
+        if self._file_signed:
+            self._cells[cell_id] = CellTrust.TRUSTED
+            return
+        self._cells[cell_id] = CellTrust.UNTRUSTED
+        if needs_trust(outputs):
+            self._distrusted.add(outputs_hash(outputs))
+
+    def _code_cells(self) -> list[tuple[str, list[Any]]]:
+        cells = self._document.shared.ycells
+        return [_code_cell_outputs(cell) for cell in cells if cell.get("cell_type") == "code"]
+
+    def _on_cells_change(self, events: list[ArrayEvent | MapEvent]) -> None:
+        """Every change to a cell's outputs sets who vouches for them now."""
+        writer = self._writer()
+        cells = self._document.shared.ycells
+        for event in events:
+            if not event.path:  # cells inserted: their outputs came with them
+                for change in event.delta:  # type: ignore[union-attr]
+                    for cell in change.get("insert", ()):
+                        if isinstance(cell, Map) and cell.get("cell_type") == "code":
+                            self._outputs_changed(writer, *_code_cell_outputs(cell))
+                continue
+            cell = cells[event.path[0]]
+            if cell.get("cell_type") != "code":
+                continue
+            inside = event.path[1:2]
+            if inside == ["outputs"] or (not inside and "outputs" in event.keys):  # type: ignore[union-attr]
+                self._outputs_changed(writer, *_code_cell_outputs(cell))
+            elif event.path[1:] == ["metadata"] and writer is Writer.CLIENT:
+                change = event.keys.get("trusted")  # type: ignore[union-attr]
+                if change is not None and change.get("newValue") is True:
+                    self._cells[str(cell["id"])] = CellTrust.TRUSTED
+
+    def _outputs_changed(self, writer: Writer, cell_id: str, outputs: list[Any]) -> None:
+        if writer is Writer.CLIENT:
+            self._cells[cell_id] = CellTrust.CLIENT
+        elif writer is Writer.FILE:
+            self._take_from_file(cell_id, outputs)
+        elif self._cells.get(cell_id) is not CellTrust.SERVER_RUN:
+            self._cells[cell_id] = CellTrust.UNTRUSTED
+
+
+def _code_cell_outputs(cell: Map) -> tuple[str, list[Any]]:
+    outputs = cell.get("outputs")
+    return str(cell.get("id")), outputs.to_py() if outputs is not None else []
