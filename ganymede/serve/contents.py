@@ -39,6 +39,16 @@ class GanymedeContentsManager(AsyncLargeFileManager):
             model["writable"] = False
         return model
 
+    async def trust_notebook(self, path: str) -> None:
+        """Trust Notebook: with a room open the room trusts and signs what it holds, since its
+        next save would otherwise write outputs the signature does not cover."""
+        room = self.rooms.open_notebook_room(path) if self.rooms is not None else None
+        if room is None:
+            await super().trust_notebook(path)
+            return
+        self.log.warning("Trusting notebook %s through its room", path)
+        await room.trust()
+
     async def rename_file(self, old_path: str, new_path: str) -> None:
         await super().rename_file(old_path, new_path)
         if self.file_ids is not None:
