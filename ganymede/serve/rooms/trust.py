@@ -174,24 +174,27 @@ class OutputTrust:
                 for change in event.delta:  # type: ignore[union-attr]
                     for cell in change.get("insert", ()):
                         if isinstance(cell, Map) and cell.get("cell_type") == "code":
-                            self._outputs_changed(writer, *_code_cell_outputs(cell))
+                            self._outputs_changed(writer, cell)
                 continue
             cell = cells[event.path[0]]
             if cell.get("cell_type") != "code":
                 continue
             inside = event.path[1:2]
             if inside == ["outputs"] or (not inside and "outputs" in event.keys):  # type: ignore[union-attr]
-                self._outputs_changed(writer, *_code_cell_outputs(cell))
+                self._outputs_changed(writer, cell)
             elif event.path[1:] == ["metadata"] and writer is Writer.CLIENT:
                 change = event.keys.get("trusted")  # type: ignore[union-attr]
                 if change is not None and change.get("newValue") is True:
                     self._cells[str(cell["id"])] = CellTrust.TRUSTED
 
-    def _outputs_changed(self, writer: Writer, cell_id: str, outputs: list[Any]) -> None:
+    def _outputs_changed(self, writer: Writer, cell: Map) -> None:
+        """Only outputs from the file are read here: a client streaming a long run's output
+        must not cost a copy of the cell's outputs per message."""
+        cell_id = str(cell.get("id"))
         if writer is Writer.CLIENT:
             self._cells[cell_id] = CellTrust.CLIENT
         elif writer is Writer.FILE:
-            self._take_from_file(cell_id, outputs)
+            self._take_from_file(*_code_cell_outputs(cell))
         elif self._cells.get(cell_id) is not CellTrust.SERVER_RUN:
             self._cells[cell_id] = CellTrust.UNTRUSTED
 
