@@ -10,6 +10,7 @@ from typing import Any
 
 import httpx
 import nbformat
+import pytest
 from jupyter_ydoc import YNotebook
 from nbformat.sign import NotebookNotary
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
@@ -172,3 +173,25 @@ def cli_env(server: RunningServer, isolated_jupyter: Path) -> dict[str, str]:
     env["JUPYTER_RUNTIME_DIR"] = str(server.root.parent / "jupyter" / "runtime")
     env["JUPYTER_DATA_DIR"] = str(isolated_jupyter / "data")
     return env
+
+
+@pytest.mark.parametrize("signed_on_disk", [True, False], ids=["signed", "unsigned"])
+async def test_outputs_another_program_writes_are_trusted_only_from_a_signed_version(
+    server: RunningServer, api: httpx.Client, signed_on_disk: bool
+) -> None:
+    name_on_disk = f"trust/merged-{signed_on_disk}.ipynb"
+    path = notebook_with_html(server, name_on_disk, "<b>mine</b>")
+    with notary(server) as server_notary:
+        server_notary.sign(nbformat.read(path, as_version=4))
+    name, session = open_session(api, name_on_disk)
+    async with room_client(server, name, session) as ada:
+        theirs = nbformat.read(path, as_version=4)
+        theirs.cells[1].outputs[0]["data"]["text/html"] = "<b>another program's</b>"
+        if signed_on_disk:
+            with notary(server) as server_notary:
+                server_notary.sign(theirs)
+        nbformat.write(theirs, path)
+        await eventually(lambda: "another program's" in str(ada.shared.get()), "the merge")
+        edit_first_cell(ada, " edited")  # the markdown cell
+        await saved(ada, path, "# notes edited")
+    assert signed(server, path) is signed_on_disk
