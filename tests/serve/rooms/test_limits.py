@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from jupyter_ydoc import YNotebook
+from tornado.websocket import WebSocketClosedError
 
 from ganymede.serve.rooms import protocol
 from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
@@ -119,9 +120,14 @@ async def test_an_oversized_frame_closes_only_its_sender(limited: RunningServer)
         name, session = open_session(api, "big.ipynb")
     async with room_client(server, name, session) as ada, room_client(server, name, session) as bob:
         sender = await open_socket(server, name, session)
-        await sender.write_message(protocol.sync_update(b"\x00" * (MAX_BODY + 1)), binary=True)
+        try:
+            await sender.write_message(protocol.sync_update(b"\x00" * (MAX_BODY + 1)), binary=True)
+            cut_short = False
+        except WebSocketClosedError:
+            # The server closed the socket mid-frame; its close frame can be lost with the rest.
+            cut_short = True
         code, _ = await closed_with(sender)
-        assert code == 1009
+        assert code == 1009 or (cut_short and code is None)
 
         edit_first_cell(ada, " and fine")
         await eventually(lambda: sources(bob) == ["small and fine"], "the others to carry on")
