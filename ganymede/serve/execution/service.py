@@ -89,6 +89,7 @@ class Executions:
                     ycell = find_cell(notebook, run.cell_id)
                     assert ycell is not None  # just checked, with no await since
                     start_running(ycell)
+                    room.trust_outputs(run.cell_id)  # outputs of runs on this server are trusted
                     queue.displays.forget_cell(notebook, run.cell_id)
         except BaseException:
             self.rooms.leave(room, hold)

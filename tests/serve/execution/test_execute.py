@@ -7,6 +7,8 @@ import uuid
 from typing import Any
 
 import httpx
+import nbformat
+from nbformat.sign import NotebookNotary
 
 from tests.serve.conftest import RunningServer
 from tests.serve.execution.conftest import add_notebook, hashed, on_disk
@@ -238,3 +240,20 @@ async def test_a_restart_ends_the_running_batch_and_the_next_batch_runs(
     assert stopped.status_code == 422 and stopped.json()["ename"] == "KernelDied"
     after = await endpoint.post(url, json={"cell_id": "after", "document_id": document})
     assert after.status_code == 200, after.text
+
+
+async def test_outputs_of_runs_on_the_server_are_trusted_so_the_saved_file_is_signed(
+    server: RunningServer, api: httpx.Client, endpoint: httpx.AsyncClient, kernel: str
+) -> None:
+    source = "from IPython.display import HTML\nHTML('<b>rich</b>')"
+    document = add_notebook(server, api, "signed.ipynb", rich=source)
+    answer = await execute(endpoint, kernel, document, hashed(("rich", source)), wait=60)
+    assert answer.status_code == 200 and answer.json()["finished"] is True
+
+    path = server.root / "signed.ipynb"
+    await eventually(lambda: on_disk(path)[0]["outputs"], "the autosave of the output")
+    assert "text/html" in on_disk(path)[0]["outputs"][0]["data"]
+    notary = NotebookNotary(data_dir=str(server.log.parent / "data"))  # the server's own store
+    await eventually(
+        lambda: notary.check_signature(nbformat.read(path, as_version=4)), "the signature"
+    )
