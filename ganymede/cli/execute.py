@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from ganymede.cli.output import EXIT_USAGE, fail, warn
+from ganymede.cli.output import EXIT_USAGE, fail, wants_color, warn
 
 if TYPE_CHECKING:
     from ganymede.execute import RunEvent, RunOutcome, RunRequest
@@ -292,7 +292,7 @@ def _print_failure(outcome: RunOutcome) -> None:
     print(f"{COMMAND}: error: {headline}", file=sys.stderr)
     traceback = "\n".join(error.get("traceback") or [])
     if traceback:
-        print(traceback if sys.stderr.isatty() else _ANSI.sub("", traceback), file=sys.stderr)
+        print(traceback if wants_color(sys.stderr) else _ANSI.sub("", traceback), file=sys.stderr)
 
 
 def _print_results(lines: list[dict[str, Any]]) -> None:

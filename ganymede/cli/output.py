@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import NoReturn
+from typing import NoReturn, TextIO
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -21,14 +21,6 @@ def warn(message: str) -> None:
     print(f"ganymede: warning: {message}", file=sys.stderr)
 
 
-def stderr_is_tty() -> bool:
-    return sys.stderr.isatty()
-
-
-def stdout_is_tty() -> bool:
-    return sys.stdout.isatty()
-
-
-def use_color() -> bool:
+def wants_color(stream: TextIO) -> bool:
     """Colour only on a terminal, and never when NO_COLOR is set (https://no-color.org)."""
-    return not os.environ.get("NO_COLOR") and sys.stdout.isatty()
+    return stream.isatty() and not os.environ.get("NO_COLOR")

@@ -283,19 +283,16 @@ def test_jobs_runs_notebooks_side_by_side(tmp_path: Path) -> None:
     assert overlapping >= 2, f"the runs never overlapped: {spans}"
 
 
-def test_on_a_terminal_results_are_a_table_and_progress_a_bar(tmp_path: Path) -> None:
-    """stdout and stderr on a pseudo-terminal, as a person running it sees them."""
-    write_notebook(
-        tmp_path / "nb.ipynb", code("from ganymede.kernel import result\nresult('answer', 42)")
-    )
+def on_a_terminal(cwd: Path, *args: str, **env: str) -> tuple[int, str]:
+    """Run ``ganymede execute`` with stdout and stderr on a pseudo-terminal: status and screen."""
     controller, terminal = pty.openpty()
     with subprocess.Popen(
-        [sys.executable, "-m", "ganymede", "execute", "nb.ipynb"],
-        cwd=tmp_path,
+        [sys.executable, "-m", "ganymede", "execute", *args],
+        cwd=cwd,
         stdin=subprocess.DEVNULL,
         stdout=terminal,
         stderr=terminal,
-        env={**os.environ, "COLUMNS": "100", "TERM": "xterm"},
+        env={**os.environ, "COLUMNS": "100", "TERM": "xterm", **env},
     ) as process:
         os.close(terminal)
         screen = b""
@@ -307,11 +304,34 @@ def test_on_a_terminal_results_are_a_table_and_progress_a_bar(tmp_path: Path) ->
             if not chunk:
                 break
             screen += chunk
-        assert process.wait(timeout=90) == 0
+        status = process.wait(timeout=90)
     os.close(controller)
-    text = screen.decode()
+    return status, screen.decode()
+
+
+def test_on_a_terminal_results_are_a_table_and_progress_a_bar(tmp_path: Path) -> None:
+    """stdout and stderr on a pseudo-terminal, as a person running it sees them."""
+    write_notebook(
+        tmp_path / "nb.ipynb", code("from ganymede.kernel import result\nresult('answer', 42)")
+    )
+    status, text = on_a_terminal(tmp_path, "nb.ipynb")
+    assert status == 0
     assert "running 1 cells" not in text, "plain progress lines are for pipes"
     table_row = next(line for line in text.splitlines() if "answer" in line)
     assert "nb.ipynb" in table_row
     assert "42" in table_row
     assert "│" in table_row or "|" in table_row
+
+
+def test_no_color_keeps_the_traceback_plain_on_a_terminal(tmp_path: Path) -> None:
+    write_notebook(tmp_path / "nb.ipynb", code("1 / 0"))
+    coloured = on_a_terminal(tmp_path, "nb.ipynb", "--no-save")
+    plain = on_a_terminal(tmp_path, "nb.ipynb", "--no-save", NO_COLOR="1")
+    assert coloured[0] == plain[0] == 1
+
+    def traceback_lines(text: str) -> list[str]:
+        return [line for line in text.splitlines() if "Traceback (most recent call last)" in line]
+
+    assert any("\x1b[" in line for line in traceback_lines(coloured[1]))
+    assert traceback_lines(plain[1])
+    assert not any("\x1b[" in line for line in traceback_lines(plain[1]))
