@@ -18,7 +18,6 @@ place; the pure packages and ``core/`` only ever raise them, never a door's own 
     ├── PackageError                        pip could not install or uninstall       CLI exit 1
     │   └── NotInstalled(LookupError)       uninstalling what is not installed       CLI exit 1
     └── RunError                            a headless run that did not finish ok
-        ├── CellError                       a cell raised                            CLI exit 1
         ├── RunTimeout(TimeoutError)        a cell ran past its timeout              CLI exit 3
         └── KernelDied                      the kernel died or could not start       CLI exit 4
 """
@@ -114,20 +113,6 @@ class NotInstalled(PackageError, LookupError):
 
 class RunError(GanymedeError):
     """A headless run that ended other than ok."""
-
-
-class CellError(RunError):
-    """A cell raised; carries where and what, as nbclient's CellExecutionError does."""
-
-    def __init__(
-        self, index: int, cell_id: str | None, ename: str, evalue: str, traceback: list[str]
-    ) -> None:
-        super().__init__(f"cell {index} (id {cell_id}) raised {ename}: {evalue}")
-        self.index = index
-        self.cell_id = cell_id
-        self.ename = ename
-        self.evalue = evalue
-        self.traceback = traceback
 
 
 class RunTimeout(RunError, TimeoutError):
