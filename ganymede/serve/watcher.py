@@ -25,6 +25,8 @@ from pathlib import Path
 
 import watchfiles
 
+from ganymede.serve.service import Service
+
 SettledHandler = Callable[[Path], Awaitable[None]]
 Signature = tuple[int, int, int] | None  # inode, size, mtime; None: no such file
 log = logging.getLogger(__name__)
@@ -59,7 +61,7 @@ class Settler:
         return due
 
 
-class FileWatcher:
+class FileWatcher(Service):
     """Watches files by watching their directories; calls ``on_settled(path)`` for each change.
 
     Use ``async with FileWatcher(...)`` or ``start()``/``stop()``. ``watch(path)`` and
@@ -111,13 +113,6 @@ class FileWatcher:
                 await task
         self._tasks = []
         self.started.clear()
-
-    async def __aenter__(self) -> FileWatcher:
-        await self.start()
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
 
     async def _watch_loop(self) -> None:
         """Run watchfiles over the current directories; start over when the set changes."""

@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from types import TracebackType
+
+from ganymede.serve.service import Service
 
 
-class Autosave:
+class Autosave(Service):
     """Calls ``save`` when ``delay`` seconds have passed since the last ``poke``.
 
     A save in progress is not interrupted; edits made meanwhile start a new wait. Use as
@@ -38,18 +39,6 @@ class Autosave:
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
         self._task = None
-
-    async def __aenter__(self) -> Autosave:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     async def _run(self) -> None:
         while True:

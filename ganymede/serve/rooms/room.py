@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Iterator
-from types import TracebackType
 from typing import Protocol
 
 from pycrdt import Text, TransactionEvent
@@ -26,6 +25,7 @@ from ganymede.serve.rooms.mergein import FileMerge, apply_merge, merge_file_chan
 from ganymede.serve.rooms.patch import patch_notebook, patch_text
 from ganymede.serve.rooms.protocol import SaveStatus
 from ganymede.serve.rooms.trust import OutputTrust, Writer
+from ganymede.serve.service import Service
 
 # An empty update: two zero counts (no structs, no deletions).
 EMPTY_UPDATE = b"\x00\x00"
@@ -42,7 +42,7 @@ class Client(Protocol):
     def close(self, code: int, reason: str) -> None: ...
 
 
-class AwarenessRoom:
+class AwarenessRoom(Service):
     """Relays awareness frames to every client, the sender included.
 
     The echo is on purpose: a y-websocket client that hears nothing for 30 s reconnects, and
@@ -63,18 +63,6 @@ class AwarenessRoom:
         for client in list(self.clients):
             client.close(protocol.CloseCode.GOING_AWAY, "room closed")
         self.clients.clear()
-
-    async def __aenter__(self) -> AwarenessRoom:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> None:
-        await self.stop()
 
     def join(self, client: Client) -> None:
         """Admit a client and show it who is already here."""
