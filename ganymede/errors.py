@@ -15,6 +15,7 @@ place; the pure packages and ``core/`` only ever raise them, never a door's own 
     ├── CellNotFound(LookupError)           no cell with that id in the document     HTTP 404
     ├── SourceMismatch(ValueError)          a cell changed since the caller read it  HTTP 409
     ├── RequestNotQueued(TimeoutError)      a named previous request never came      HTTP 408
+    ├── HostCallError                       a host call that failed, with its code   host .code
     ├── PackageError                        pip could not install or uninstall       CLI exit 1
     │   └── NotInstalled(LookupError)       uninstalling what is not installed       CLI exit 1
     └── RunError                            a headless run that did not finish ok
@@ -97,6 +98,15 @@ class RequestNotQueued(GanymedeError, TimeoutError):
     def __init__(self, request_id: str) -> None:
         super().__init__(f"previous request {request_id} was not queued")
         self.request_id = request_id
+
+
+class HostCallError(GanymedeError):
+    """A host API call that failed; ``code`` is one of the wire's error codes (``host/api.py``)."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
 
 
 class PackageError(GanymedeError):
