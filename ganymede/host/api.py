@@ -50,3 +50,10 @@ class Caller:
 class Responder(Protocol):
     async def call(self, caller: Caller, method: str, params: dict[str, Any]) -> Any:
         """The JSON result; raises HostCallError; asyncio cancellation = the kernel sent cancel."""
+
+    async def release(self, kernel_id: str) -> None:
+        """The kernel ended (shut down, died or restarted): let go of what its calls hold.
+
+        The driver calls it once per attached kernel when that kernel's comm is gone; rooms
+        held open by ``self.*`` calls close and runs still in flight are cancelled.
+        """
