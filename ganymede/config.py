@@ -2,7 +2,9 @@
 
 Looked up as ``--config PATH``, else ``<root>/ganymede.toml``, else
 ``<jupyter_config_dir>/ganymede.toml``. An unknown section or key, or a value of the wrong type,
-is a ConfigError naming the file and the key, so a typo never silently does nothing.
+is a ConfigError naming the file and the key, so a typo never silently does nothing. So is a
+value out of its range (a zero save delay, a port past 65535, ``settle`` above ``settle_max``),
+which would otherwise surface later as a server that spins, fails to bind, or never settles.
 """
 
 from __future__ import annotations
@@ -21,6 +23,22 @@ else:  # pragma: no cover - exercised on 3.10 only
 from ganymede.errors import ConfigError
 
 CONFIG_NAME = "ganymede.toml"
+PORT_MAX = 65535
+
+# (section, key) -> (lowest allowed, whether the lowest itself is allowed); None values pass.
+LOWER_BOUNDS: dict[tuple[str, str], tuple[float, bool]] = {
+    ("serve", "port"): (0, True),  # 0: the OS picks a free port
+    ("serve", "save_delay"): (0, False),
+    ("serve", "settle"): (0, False),
+    ("serve", "settle_max"): (0, False),
+    ("serve", "max_body_size"): (1, True),
+    ("serve", "ping_interval"): (0, True),  # 0: no pings
+    ("serve", "ping_timeout"): (0, False),
+    ("serve", "client_queue_messages"): (1, True),
+    ("execute", "timeout"): (0, False),
+    ("execute", "startup_timeout"): (0, False),
+    ("agent", "settle"): (0, True),  # 0: report each change at once
+}
 
 
 @dataclass
@@ -111,7 +129,32 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
             raise ConfigError(f"{path}: [{name}] must be a table")
         section = getattr(config, name)
         setattr(config, name, _parse_section(section, values, f"{path}: [{name}]"))
+    check_ranges(config, path)
     return config
+
+
+def check_ranges(config: Config, path: Path) -> None:
+    """Every number within its range, and the pairs that bound each other in order."""
+    for (section, key), (lowest, inclusive) in LOWER_BOUNDS.items():
+        value = getattr(getattr(config, section), key)
+        if value is None:
+            continue
+        if value < lowest or (value == lowest and not inclusive):
+            bound = f"at least {lowest}" if inclusive else f"more than {lowest}"
+            raise ConfigError(f"{path}: [{section}] {key} must be {bound}, not {value}")
+    serve = config.serve
+    if serve.port > PORT_MAX:
+        raise ConfigError(f"{path}: [serve] port must be at most {PORT_MAX}, not {serve.port}")
+    if serve.settle > serve.settle_max:
+        raise ConfigError(
+            f"{path}: [serve] settle ({serve.settle}) must not exceed settle_max "
+            f"({serve.settle_max})"
+        )
+    if serve.ping_interval > 0 and serve.ping_timeout < serve.ping_interval:
+        raise ConfigError(
+            f"{path}: [serve] ping_timeout ({serve.ping_timeout}) must not be shorter than "
+            f"ping_interval ({serve.ping_interval})"
+        )
 
 
 def _parse_section(section: Any, values: dict[str, Any], where: str) -> Any:
