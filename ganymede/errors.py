@@ -7,6 +7,7 @@ place; the pure packages and ``core/`` only ever raise them, never a door's own 
     ├── UsageError(ValueError)              bad arguments, bad ``-p`` syntax        CLI exit 2
     ├── ConfigError(ValueError)             unknown or mistyped key in ganymede.toml CLI exit 2
     ├── PathError(ValueError)               a path that leaves the root              host "denied"
+    ├── GrantDenied(PermissionError)        a host call the notebook's grant lacks   host "denied"
     ├── NotebookNotFound(FileNotFoundError) no such notebook or directory
     ├── InvalidNotebook(ValueError)         unreadable, not JSON, not nbformat       CLI exit 5
     ├── FrameError(ValueError)              a room frame that breaks the protocol    ws close 1007
@@ -45,6 +46,19 @@ class PathError(GanymedeError, ValueError):
         super().__init__(f"{path!r}: {reason}")
         self.path = path
         self.reason = reason
+
+
+class GrantDenied(GanymedeError, PermissionError):
+    """A kernel asked for what its notebook's grant does not cover; names the grant it needs."""
+
+    def __init__(self, grant: str, path: str) -> None:
+        where = path if path else "the root"
+        if grant == "edit_self":
+            super().__init__(f"needs edit_self granted for {where}")
+        else:
+            super().__init__(f"needs a {grant} grant covering {where}")
+        self.grant = grant
+        self.path = path
 
 
 class NotebookNotFound(GanymedeError, FileNotFoundError):

@@ -1,0 +1,146 @@
+"""Grants against a real root with real symlinks, a real file id database and a real store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ganymede.errors import GrantDenied, PathError
+from ganymede.fileid import FileIdStore
+from ganymede.grant import Grant, Grants, GrantStore, NotebookGrant
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    served = tmp_path / "root"
+    for folder in ("journal/2026", "journal-private", "reports", "secret"):
+        (served / folder).mkdir(parents=True)
+    for name in ("journal/x.ipynb", "journal/2026/y.ipynb", "journal-private/p.ipynb"):
+        (served / name).write_text("{}")
+    for name in ("reports/r.ipynb", "secret/s.ipynb", "self.ipynb"):
+        (served / name).write_text("{}")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "o.ipynb").write_text("{}")
+    (served / "journal" / "to-secret").symlink_to(served / "secret")
+    (served / "journal" / "to-outside").symlink_to(outside)
+    (served / "journal" / "to-2026").symlink_to(served / "journal" / "2026")
+    (served / "link-to-journal").symlink_to(served / "journal")
+    (served / "link-to-outside").symlink_to(outside)
+    return served
+
+
+@pytest.fixture
+def file_ids(root: Path, tmp_path: Path) -> Iterator[FileIdStore]:
+    store = FileIdStore(root, tmp_path / "ids.db")
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def grants(root: Path, tmp_path: Path, file_ids: FileIdStore) -> Grants:
+    return Grants(root, Grant(), GrantStore(tmp_path / "grants.toml"), file_ids)
+
+
+JOURNAL = Grant(read=("journal",), run=("journal",), edit_self=True)
+
+
+def test_whole_segments_decide(grants: Grants) -> None:
+    assert grants.check_read(JOURNAL, None, "/journal/x.ipynb") == "journal/x.ipynb"
+    assert grants.check_read(JOURNAL, None, "journal/2026/y.ipynb") == "journal/2026/y.ipynb"
+    assert grants.check_read(JOURNAL, None, "journal") == "journal"
+    with pytest.raises(GrantDenied) as denied:
+        grants.check_read(JOURNAL, None, "journal-private/p.ipynb")
+    assert str(denied.value) == "needs a read grant covering journal-private/p.ipynb"
+    assert (denied.value.grant, denied.value.path) == ("read", "journal-private/p.ipynb")
+    with pytest.raises(GrantDenied, match="needs a read grant covering the root"):
+        grants.check_read(JOURNAL, None, "")
+
+
+def test_run_needs_a_run_grant(grants: Grants) -> None:
+    assert grants.check_run(JOURNAL, "journal/x.ipynb") == "journal/x.ipynb"
+    with pytest.raises(GrantDenied) as denied:
+        grants.check_run(Grant(), "journal/x.ipynb")
+    assert str(denied.value) == "needs a run grant covering journal/x.ipynb"
+
+
+@pytest.mark.parametrize(
+    "target", ["journal/../secret/s.ipynb", "C:/x.ipynb", "~/x", "journal%2Fx.ipynb", "a\\b"]
+)
+def test_malformed_paths_are_refused_whatever_the_grant(grants: Grants, target: str) -> None:
+    with pytest.raises(PathError):
+        grants.check_read(Grant(read=("",)), None, target)
+    with pytest.raises(PathError):
+        grants.check_run(Grant(run=("",)), target)
+    assert not grants.may_read(Grant(read=("",)), None, target)
+
+
+def test_a_leading_slash_names_a_path_under_the_root_not_the_machine(grants: Grants) -> None:
+    with pytest.raises(GrantDenied):
+        grants.check_read(JOURNAL, None, "/etc/passwd")
+
+
+def test_a_symlink_in_a_granted_folder_reaches_only_what_its_target_is_granted(
+    grants: Grants,
+) -> None:
+    with pytest.raises(GrantDenied) as denied:
+        grants.check_read(JOURNAL, None, "journal/to-secret/s.ipynb")
+    assert denied.value.path == "journal/to-secret/s.ipynb"
+    with pytest.raises(PathError, match="leaves the root"):
+        grants.check_read(Grant(read=("",)), None, "journal/to-outside/o.ipynb")
+    assert grants.check_read(JOURNAL, None, "journal/to-2026/y.ipynb") == "journal/to-2026/y.ipynb"
+    assert grants.may_read(Grant(read=("secret",)), None, "journal/to-secret/s.ipynb")
+
+
+def test_a_grant_naming_a_symlink_covers_where_it_leads(grants: Grants) -> None:
+    through_link = Grant(read=("link-to-journal",))
+    assert grants.may_read(through_link, None, "journal/x.ipynb")
+    assert not grants.may_read(through_link, None, "secret/s.ipynb")
+    assert grants.resolved(("link-to-outside", "link-to-journal")) == ("journal",)
+
+
+def test_a_notebook_always_reads_itself(grants: Grants) -> None:
+    nothing = Grant(read=(), run=(), edit_self=False)
+    assert grants.check_read(nothing, "self.ipynb", "/self.ipynb") == "self.ipynb"
+    assert grants.check_read(nothing, "link-to-journal/x.ipynb", "journal/x.ipynb")
+    with pytest.raises(GrantDenied):
+        grants.check_read(nothing, "self.ipynb", "reports/r.ipynb")
+
+
+def test_edit_self_needs_the_grant_and_a_notebook(grants: Grants) -> None:
+    assert grants.check_edit_self(Grant(), "/self.ipynb") == "self.ipynb"
+    with pytest.raises(GrantDenied, match=r"needs edit_self granted for self\.ipynb"):
+        grants.check_edit_self(Grant(edit_self=False), "self.ipynb")
+    with pytest.raises(GrantDenied):
+        grants.check_edit_self(Grant(), None)
+
+
+def test_a_run_never_widens_its_callers_grant_even_through_symlinks(grants: Grants) -> None:
+    caller = Grant(read=("journal",), run=("journal", "reports"))
+    called = Grant(read=("journal/to-secret", "journal/2026"), run=("",))
+    narrowed = grants.narrow(caller, called)
+    assert narrowed == Grant(read=("journal/2026",), run=("journal", "reports"))
+    assert not grants.may_read(narrowed, None, "secret/s.ipynb")
+    assert not grants.may_read(narrowed, None, "journal/to-secret/s.ipynb")
+    # Taken lexically the link would have survived, and led to secret/.
+    assert "journal/to-secret" in caller.intersect(called).read
+
+
+def test_each_notebook_gets_its_own_grant_over_the_defaults(
+    root: Path, tmp_path: Path, file_ids: FileIdStore
+) -> None:
+    store = GrantStore(tmp_path / "grants.toml")
+    defaults = Grant(read=("",), run=(), edit_self=True)
+    grants = Grants(root, defaults, store, file_ids)
+    file_id = file_ids.index("journal/x.ipynb")
+    store.set(file_id, NotebookGrant(run=("reports",)), "journal/x.ipynb")
+    assert grants.for_notebook("journal/x.ipynb") == Grant(read=("",), run=("reports",))
+    assert grants.for_notebook("reports/r.ipynb") == defaults
+    assert grants.for_notebook(None) == defaults
+    assert grants.for_notebook("no/such.ipynb") == defaults
+    assert grants.for_notebook("../escape.ipynb") == defaults
+    (root / "journal" / "x.ipynb").rename(root / "moved.ipynb")
+    file_ids.move("journal/x.ipynb", "moved.ipynb")
+    assert grants.for_notebook("moved.ipynb").run == ("reports",), "the grant follows a rename"
