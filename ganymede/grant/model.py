@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ganymede.errors import UsageError
+from ganymede.errors import PathError, UsageError
 from ganymede.grant.paths import intersect, normalize_granted_all
 
 KEYS = ("read", "run", "edit_self")
@@ -106,7 +106,10 @@ def _paths(data: dict[str, Any], key: str, where: str) -> tuple[str, ...] | None
         return None
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         raise UsageError(f"{where}: {key} must be a list of paths")
-    return normalize_granted_all(value)
+    try:
+        return normalize_granted_all(value)
+    except PathError as error:
+        raise UsageError(f"{where}: {key}: {error}") from None
 
 
 def _known_key(key: str) -> str:

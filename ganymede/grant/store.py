@@ -28,7 +28,7 @@ else:  # pragma: no cover - exercised on 3.10 only
     import tomli as tomllib
 
 from ganymede.core.files import atomic_write
-from ganymede.errors import ConfigError, GanymedeError
+from ganymede.errors import ConfigError, UsageError
 from ganymede.grant.model import NotebookGrant
 
 STORE_NAME = "ganymede_grants.toml"
@@ -121,7 +121,7 @@ class GrantStore:
         fields = {key: value for key, value in raw.items() if key != "path"}
         try:
             grant = NotebookGrant.from_json(fields, where)
-        except GanymedeError as error:
+        except UsageError as error:
             raise ConfigError(str(error)) from None
         return StoredGrant(grant, raw.get("path", ""))
 
