@@ -1,0 +1,116 @@
+"""Attribution: who last changed, placed and ran each cell of one live notebook.
+
+The room knows who is writing while a transaction commits (the connection whose update it
+applies, the file it merges in, or a server-side writer such as an agent's tool); this module
+watches the notebook's cells and stamps each changed part with that author. It lives in server
+memory only: nothing is written into the notebook, and a restart forgets it (reports then say
+"a person or another agent").
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any
+
+from pycrdt import Array, ArrayEvent, Map, MapEvent
+
+from ganymede.agent.changes import Author, CellAuthors, Stamp
+
+SOURCE_KEYS = frozenset({"source", "cell_type"})
+RUN_KEYS = frozenset({"outputs", "execution_count"})
+
+AuthorNow = Callable[[], Author | None]
+
+
+class NotebookAttribution:
+    """Stamps cells as their transactions commit; ``authors()`` is the record so far.
+
+    ``author_now`` names who made the transaction being observed, or None for changes nobody
+    is answerable for (the room's bookkeeping), which leave the record as it was. A server-side
+    run stamps its cell with ``record_run`` instead, since its outputs arrive over time.
+    """
+
+    def __init__(
+        self,
+        cells: Array[Any],
+        author_now: AuthorNow,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._cells = cells
+        self._author_now = author_now
+        self._clock = clock
+        self._authors: dict[str, CellAuthors] = {}
+        self._order: list[str] = [_cell_id(cell) for cell in cells]
+        self._subscription = cells.observe_deep(self._on_events)
+
+    def authors(self) -> Mapping[str, CellAuthors]:
+        return dict(self._authors)
+
+    def record_run(self, cell_id: str, author: Author) -> None:
+        self._stamp(cell_id, "ran", Stamp(author, self._clock()))
+
+    def close(self) -> None:
+        self._cells.unobserve(self._subscription)
+
+    def _on_events(self, events: list[Any]) -> None:
+        author = self._author_now()
+        stamp = Stamp(author, self._clock()) if author is not None else None
+        # The cells array first: later events address cells by their index after it.
+        for event in sorted(events, key=lambda event: len(event.path)):
+            path = event.path
+            if not path:
+                self._on_cells_changed(event, stamp)
+            elif stamp is not None and isinstance(path[0], int) and path[0] < len(self._order):
+                part = _changed_part(event, path)
+                if part is not None:
+                    self._stamp(self._order[path[0]], part, stamp)
+
+    def _on_cells_changed(self, event: ArrayEvent, stamp: Stamp | None) -> None:
+        """Keep the id mirror in step; stamp inserted cells as placed (and written, when new)
+        and removed ones as placed (the report names who deleted a cell by it)."""
+        position = 0
+        for step in event.delta:
+            if "retain" in step:
+                position += step["retain"]
+            elif "delete" in step:
+                removed = self._order[position : position + step["delete"]]
+                del self._order[position : position + step["delete"]]
+                if stamp is not None:
+                    for cell_id in removed:
+                        self._stamp(cell_id, "placed", stamp)
+            elif "insert" in step:
+                inserted = [_cell_id(cell) for cell in step["insert"]]
+                self._order[position:position] = inserted
+                position += len(inserted)
+                if stamp is None:
+                    continue
+                for cell_id in inserted:
+                    if cell_id not in self._authors:
+                        self._stamp(cell_id, "source", stamp)  # a new cell: its author wrote it
+                    self._stamp(cell_id, "placed", stamp)  # a move re-inserts the same id
+
+    def _stamp(self, cell_id: str, part: str, stamp: Stamp) -> None:
+        current = self._authors.get(cell_id, CellAuthors())
+        self._authors[cell_id] = replace(current, **{part: stamp})
+
+
+def _changed_part(event: Any, path: list[Any]) -> str | None:
+    """Which part of a cell an event below the cells array changed, if one we stamp."""
+    if len(path) == 1 and isinstance(event, MapEvent):
+        keys = set(event.keys)
+        if keys & SOURCE_KEYS:
+            return "source"
+        if keys & RUN_KEYS:
+            return "ran"
+        return None
+    if path[1] == "source":
+        return "source"
+    if path[1] == "outputs":
+        return "ran"
+    return None
+
+
+def _cell_id(cell: Any) -> str:
+    return str(cell.get("id", "")) if isinstance(cell, Map | dict) else ""
