@@ -7,6 +7,8 @@ asks; ``paths`` holds the pure matching rules it applies once symlinks are resol
 
 from __future__ import annotations
 
+from ganymede.grant.admin import GrantAdmin, NotebookGrants
+from ganymede.grant.changes import Change, granting, parse_change, revoking
 from ganymede.grant.model import KEYS, NO_GRANT, Grant, NotebookGrant, grant_from_config
 from ganymede.grant.policy import Grants
 from ganymede.grant.store import STORE_NAME, GrantStore, StoredGrant, default_store_path
@@ -16,13 +18,19 @@ __all__ = [
     "KEYS",
     "NO_GRANT",
     "STORE_NAME",
+    "Change",
     "Grant",
+    "GrantAdmin",
     "GrantStore",
     "Grants",
     "NotebookGrant",
+    "NotebookGrants",
     "StoredGrant",
     "default_store_path",
     "grant_from_config",
+    "granting",
+    "parse_change",
     "read_wants",
+    "revoking",
     "wants_of",
 ]

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ganymede.config import Config
 from ganymede.core.paths import resolve
-from ganymede.errors import GrantDenied, PathError
+from ganymede.errors import ConfigError, GrantDenied, PathError
 from ganymede.fileid import FileIdStore
-from ganymede.grant.model import Grant
+from ganymede.grant.model import Grant, grant_from_config
 from ganymede.grant.paths import covered, minimal, normalize_target
 from ganymede.grant.store import GrantStore
 
@@ -29,6 +30,18 @@ class Grants:
         self.defaults = defaults
         self.store = store
         self.file_ids = file_ids
+
+    @classmethod
+    def from_config(
+        cls, root: Path, config: Config, file_ids: FileIdStore, store: GrantStore | None = None
+    ) -> Grants:
+        """Defaults from ``[host]``; a path there that no grant may hold is a ConfigError."""
+        host = config.host
+        try:
+            defaults = grant_from_config(host.read, host.run, host.edit_self)
+        except PathError as error:
+            raise ConfigError(f"{config.source}: [host]: {error}") from None
+        return cls(root, defaults, store if store is not None else GrantStore(), file_ids)
 
     def for_notebook(self, api_path: str | None) -> Grant:
         """The notebook's own grant over the defaults; the defaults for no notebook or no file.

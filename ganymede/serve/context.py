@@ -1,4 +1,4 @@
-"""What the server extension shares with its handlers: config, root, file ids, stop hooks."""
+"""What the server extension shares with its handlers: config, root, file ids, grants, stops."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ganymede.config import Config
 from ganymede.fileid import FileIdStore
+from ganymede.grant import Grants
 
 SETTINGS_KEY = "ganymede_context"
 
@@ -23,7 +24,12 @@ class GanymedeContext:
     root: Path
     file_ids: FileIdStore
     log: logging.Logger
+    grants: Grants = field(init=False)
+    """Defaults from ``[host]`` over the per-notebook store; a bad ``[host]`` path fails here."""
     _stop_hooks: list[StopHook] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.grants = Grants.from_config(self.root, self.config, self.file_ids)
 
     def on_stop(self, hook: StopHook) -> None:
         """Run ``hook`` when the server stops, before its kernels are shut down.

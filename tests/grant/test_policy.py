@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ganymede.errors import GrantDenied, PathError
+from ganymede.config import load_config
+from ganymede.errors import ConfigError, GrantDenied, PathError
 from ganymede.fileid import FileIdStore
 from ganymede.grant import Grant, Grants, GrantStore, NotebookGrant
 
@@ -144,3 +145,17 @@ def test_each_notebook_gets_its_own_grant_over_the_defaults(
     (root / "journal" / "x.ipynb").rename(root / "moved.ipynb")
     file_ids.move("journal/x.ipynb", "moved.ipynb")
     assert grants.for_notebook("moved.ipynb").run == ("reports",), "the grant follows a rename"
+
+
+def test_host_defaults_come_from_the_config_and_bad_paths_there_name_the_file(
+    root: Path, file_ids: FileIdStore
+) -> None:
+    config = load_config(None, root)
+    assert Grants.from_config(root, config, file_ids).defaults == Grant()
+    (root / "ganymede.toml").write_text('[host]\nread = ["journal/", "journal/x"]\nrun = ["a"]\n')
+    config = load_config(None, root)
+    defaults = Grants.from_config(root, config, file_ids).defaults
+    assert defaults == Grant(read=("journal",), run=("a",))
+    (root / "ganymede.toml").write_text('[host]\nrun = ["../elsewhere"]\n')
+    with pytest.raises(ConfigError, match=r"ganymede\.toml: \[host\]: '\.\./elsewhere'"):
+        Grants.from_config(root, load_config(None, root), file_ids)

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 from ganymede.serve import execution, rooms
-from ganymede.serve.handlers import fileid
+from ganymede.serve.handlers import fileid, grants
 
-default_handlers = [*fileid.default_handlers, *rooms.default_handlers, *execution.default_handlers]
+default_handlers = [
+    *fileid.default_handlers,
+    *grants.default_handlers,
+    *rooms.default_handlers,
+    *execution.default_handlers,
+]
