@@ -1,4 +1,5 @@
-"""``ganymede trust NB… [--check] [--json]``: sign notebooks, or report whether they are trusted."""
+"""``ganymede trust NB… [--check] [--json] [--url URL --token T]``: sign notebooks, or report
+whether they are trusted."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import typer
 from ganymede.cli.output import fail, warn
 
 if TYPE_CHECKING:
+    from ganymede.serve.discover import ServerInfo
     from ganymede.trust import TrustReport
 
 EXIT_UNTRUSTED = 1
@@ -29,6 +31,24 @@ def command(
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON object per notebook: path, trusted, signed.")
     ] = False,
+    url: Annotated[
+        str | None,
+        typer.Option(
+            "--url",
+            envvar="GANYMEDE_URL",
+            help="Sign through this server (its URL as `ganymede serve` prints it), never on file.",
+            show_default=False,
+        ),
+    ] = None,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            envvar="GANYMEDE_TOKEN",
+            help="The token of the --url server (default: the URL's, else its runtime file's).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Sign notebooks so their outputs are trusted (compatible with `jupyter trust`).
 
@@ -39,7 +59,14 @@ def command(
     from ganymede.trust import check_files
 
     try:
-        reports = check_files(notebooks) if check else _sign(notebooks)
+        if check:
+            reports = check_files(notebooks)
+        elif url:
+            from ganymede.serve.discover import server_at
+
+            reports = _sign_through(server_at(url, token), notebooks)
+        else:
+            reports = _sign(notebooks)
     except (InvalidNotebook, NotebookNotFound) as error:
         fail(str(error), EXIT_INVALID, "ganymede trust")
     for report in reports:
@@ -56,11 +83,9 @@ def command(
 
 def _sign(notebooks: list[Path]) -> list[TrustReport]:
     """Through the server serving each notebook, else on the file; reports in the given order."""
-    import httpx
-
     from ganymede.serve.discover import server_for
     from ganymede.trust import sign_files
-    from ganymede.trust.remote import ServerUnreachable, trust_through_server
+    from ganymede.trust.remote import ServerRefused, ServerUnreachable, trust_through_server
 
     by_server: dict[int, TrustReport] = {}
     for index, notebook in enumerate(notebooks):
@@ -71,7 +96,23 @@ def _sign(notebooks: list[Path]) -> list[TrustReport]:
             by_server[index] = trust_through_server(server, notebook, str(notebook))
         except ServerUnreachable as error:
             warn(f"signing {notebook} on file: the server serving it does not answer ({error})")
-        except httpx.HTTPStatusError as error:
+        except ServerRefused as error:
             fail(f"{notebook}: the server refused: {error}", EXIT_SERVER, "ganymede trust")
     on_file = iter(sign_files([nb for i, nb in enumerate(notebooks) if i not in by_server]))
     return [by_server[i] if i in by_server else next(on_file) for i in range(len(notebooks))]
+
+
+def _sign_through(server: ServerInfo, notebooks: list[Path]) -> list[TrustReport]:
+    """Every notebook through the one server named; one it cannot sign ends the command, since
+    signing the file instead is not what was asked."""
+    from ganymede.trust.remote import ServerRefused, ServerUnreachable, trust_through_server
+
+    reports = []
+    for notebook in notebooks:
+        try:
+            reports.append(trust_through_server(server, notebook, str(notebook)))
+        except ServerUnreachable as error:
+            fail(f"{notebook}: the server does not answer: {error}", EXIT_SERVER, "ganymede trust")
+        except ServerRefused as error:
+            fail(f"{notebook}: the server refused: {error}", EXIT_SERVER, "ganymede trust")
+    return reports

@@ -20,14 +20,21 @@ TIMEOUT = 60.0
 
 
 class ServerUnreachable(Exception):
-    """The server's runtime file is there but it does not answer: trust the file instead."""
+    """The server does not answer: a server found by its runtime file may have just gone."""
+
+
+class ServerRefused(Exception):
+    """The server answered, but did not trust the notebook; the message is its reason (a
+    read-only room names the server that owns the file)."""
 
 
 def trust_through_server(server: ServerInfo, path: Path, shown_as: str) -> TrustReport:
-    """Ask ``server`` to trust ``path`` (which it serves); NotebookNotFound if it has no such
-    notebook, ServerUnreachable if it cannot be reached, httpx.HTTPStatusError otherwise."""
+    """Ask ``server`` to trust ``path``; NotebookNotFound if it has no such notebook (or the
+    path is not under its root), ServerUnreachable if it cannot be reached, ServerRefused
+    for any other answer than success."""
     api_path = server.api_path(path)
-    assert api_path is not None, "the caller found this server by its root"
+    if api_path is None:
+        raise NotebookNotFound(shown_as)
     url = f"{server.url.rstrip('/')}/api/contents/{urllib.parse.quote(api_path)}/trust"
     headers = {"Authorization": f"token {server.token}"} if server.token else {}
     try:
@@ -36,5 +43,15 @@ def trust_through_server(server: ServerInfo, path: Path, shown_as: str) -> Trust
         raise ServerUnreachable(f"{server.url}: {error}") from None
     if answer.status_code == httpx.codes.NOT_FOUND:
         raise NotebookNotFound(shown_as)
-    answer.raise_for_status()
+    if answer.is_error:
+        raise ServerRefused(f"{answer.status_code} {answer.reason_phrase}: {_reason(answer)}")
     return TrustReport(shown_as, trusted=True, signed_now=True)
+
+
+def _reason(answer: httpx.Response) -> str:
+    """jupyter_server's error body says why in ``message``; otherwise the start of the body."""
+    try:
+        message = answer.json().get("message")
+    except (ValueError, AttributeError):
+        message = None
+    return str(message) if message else answer.text[:200].strip() or "no reason given"
