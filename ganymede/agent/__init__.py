@@ -5,6 +5,8 @@ hands snapshots in, the MCP tools render the reports.
 """
 
 from ganymede.agent.changes import (
+    ANOTHER_PROGRAM,
+    PERSON,
     UNKNOWN_AUTHOR,
     Author,
     AuthorKind,
@@ -25,6 +27,8 @@ from ganymede.agent.changes import (
 from ganymede.agent.marks import Mark, MarkBook, changed_since
 
 __all__ = [
+    "ANOTHER_PROGRAM",
+    "PERSON",
     "UNKNOWN_AUTHOR",
     "Author",
     "AuthorKind",

@@ -39,6 +39,14 @@ class Author:
     kind: AuthorKind
 
 
+PERSON = "a person"
+"""The name of a person whose client says nothing about who they are."""
+
+
+ANOTHER_PROGRAM = Author("another program", AuthorKind.PROGRAM)
+"""Who wrote a change the room took in from its file."""
+
+
 @dataclass(frozen=True)
 class Stamp:
     """One change to a cell: who made it and when (the caller's monotonic clock)."""

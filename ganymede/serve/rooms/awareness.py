@@ -8,11 +8,14 @@ linger until the 30 s awareness timeout). Pure bookkeeping, no I/O.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Hashable
 
 from ganymede.serve.rooms.protocol import AwarenessEntry, encode_awareness
 
 LEFT = "null"
+USER_NAME_KEYS = ("display_name", "name", "username")
+"""Where JupyterLab (and other frontends) put a person's name in awareness ``user``."""
 
 
 class AwarenessLedger:
@@ -36,6 +39,15 @@ class AwarenessLedger:
                 self._entries[entry.client_id] = entry
                 self._owners[entry.client_id] = owner
 
+    def user_name(self, owner: Hashable) -> str | None:
+        """The name of the person ``owner``'s connection speaks for, if its awareness says."""
+        for client_id, known in self._owners.items():
+            if known is owner:
+                name = user_name_of(self._entries[client_id].state)
+                if name:
+                    return name
+        return None
+
     def present(self) -> bytes | None:
         """An awareness payload with everyone present, or None when nobody is."""
         if not self._entries:
@@ -54,3 +66,19 @@ class AwarenessLedger:
             last = self._entries.pop(client_id)
             departures.append(AwarenessEntry(client_id, last.clock + 1, LEFT))
         return encode_awareness(departures) if departures else None
+
+
+def user_name_of(state: str) -> str | None:
+    """The first name an awareness state's ``user`` gives; None for anything else."""
+    try:
+        parsed = json.loads(state)
+    except ValueError:
+        return None
+    user = parsed.get("user") if isinstance(parsed, dict) else None
+    if not isinstance(user, dict):
+        return None
+    for key in USER_NAME_KEYS:
+        name = user.get(key)
+        if isinstance(name, str) and name.strip():
+            return name.strip()
+    return None

@@ -185,6 +185,16 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
             room_manager(self.settings).leave(self.room, self)
             self.room = None
 
+    @property
+    def user_name(self) -> str | None:
+        """Who logged in on this connection, the name a room falls back on when the client's
+        awareness names nobody."""
+        user = self.current_user
+        for name in (getattr(user, key, None) for key in ("display_name", "name", "username")):
+            if isinstance(name, str) and name.strip():
+                return name.strip()
+        return None
+
     def send(self, frame: bytes) -> None:
         """Queue ``frame``; a connection already closing simply misses it."""
         if self._outbox is None or self.ws_connection is None or self.ws_connection.is_closing():

@@ -13,8 +13,11 @@ import logging
 from collections.abc import Iterator
 from typing import Protocol
 
+from jupyter_ydoc import YNotebook
 from pycrdt import Text, TransactionEvent
 
+from ganymede.agent import ANOTHER_PROGRAM, PERSON, Author, AuthorKind
+from ganymede.agent.attribution import NotebookAttribution
 from ganymede.errors import FrameError, InvalidNotebook, NotebookNotFound
 from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.autosave import Autosave
@@ -152,6 +155,12 @@ class DocumentRoom(AwarenessRoom):
         self._autosave = Autosave(save_delay, self._save_quietly)
         self._subscription = document.doc.observe(self._on_change)
         self._trust = OutputTrust(document, self._writer, log)
+        self._writing_as: Author | None = None
+        self.attribution = (
+            NotebookAttribution(document.shared.ycells, self._author_now)
+            if isinstance(document.shared, YNotebook)
+            else None
+        )
 
     @property
     def has_unsaved_edits(self) -> bool:
@@ -171,6 +180,8 @@ class DocumentRoom(AwarenessRoom):
             await super().stop()
             self.document.doc.unobserve(self._subscription)
             self._trust.close()
+            if self.attribution is not None:
+                self.attribution.close()
 
     def join(self, client: Client) -> None:
         """Admit a client: ask it for what the room lacks (it asks the same of us)."""
@@ -222,6 +233,28 @@ class DocumentRoom(AwarenessRoom):
         """Trust every output the notebook holds (a person asked), then save and sign it."""
         self._trust.trust_all()
         return await self.save(explicit=True)
+
+    @contextlib.contextmanager
+    def writing_as(self, author: Author) -> Iterator[None]:
+        """One transaction of changes made on ``author``'s behalf (an agent's tool, a kernel's
+        ``self.*`` call): attributed to it, and edits saved like a client's."""
+        outer = self._writing_as
+        self._writing_as = author
+        try:
+            with self.document.doc.transaction():
+                yield
+        finally:
+            self._writing_as = outer
+
+    def _author_now(self) -> Author | None:
+        """Who makes the transaction committing now: a client (by the name its awareness or
+        its login gives), the file, a server-side writer, or nobody answerable."""
+        if self._origin is not None:
+            name = self._ledger.user_name(self._origin) or getattr(self._origin, "user_name", None)
+            return Author(name or PERSON, AuthorKind.PERSON)
+        if self._own_change:
+            return ANOTHER_PROGRAM
+        return self._writing_as
 
     def _writer(self) -> Writer:
         if self._origin is not None:

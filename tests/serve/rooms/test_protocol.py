@@ -9,7 +9,7 @@ from pycrdt import Awareness, Doc, Text, create_awareness_message, create_update
 
 from ganymede.errors import FrameError, UnsupportedFrame
 from ganymede.serve.rooms import protocol
-from ganymede.serve.rooms.awareness import AwarenessLedger
+from ganymede.serve.rooms.awareness import AwarenessLedger, user_name_of
 from ganymede.serve.rooms.protocol import (
     AwarenessEntry,
     AwarenessQuery,
@@ -144,6 +144,20 @@ def test_a_user_that_says_goodbye_is_not_announced_again() -> None:
     ledger.record(owner, (AwarenessEntry(1, 1, "null"),))
     assert ledger.present() is None
     assert ledger.forget(owner) is None
+
+
+def test_the_ledger_names_the_person_a_connection_speaks_for() -> None:
+    ledger = AwarenessLedger()
+    lab, bare, odd = object(), object(), object()
+    ledger.record(lab, (entry(1, 0, {"user": {"username": "t", "display_name": " Thomas "}}),))
+    ledger.record(bare, (entry(2, 0, {"cursors": []}),))
+    ledger.record(odd, (entry(3, 0, {"user": "Maya"}), entry(4, 0, {"user": {"name": "Maya"}})))
+
+    assert ledger.user_name(lab) == "Thomas"
+    assert ledger.user_name(bare) is None
+    assert ledger.user_name(odd) == "Maya"
+    assert ledger.user_name(object()) is None
+    assert user_name_of("not json") is None and user_name_of("[1]") is None
 
 
 def test_state_vectors_decode_to_clocks_by_client() -> None:
