@@ -4,6 +4,12 @@ A batch is what one execute request asked for: cells of one room, checked and cl
 was queued. Its cells run in order; the first that raises (or meets a dead kernel) stops the
 rest, whose state goes back to idle. The room is held open by the batch until it ends, so
 outputs keep arriving and autosave keeps writing them even when no client is connected.
+
+JupyterLab's executor sends one request per cell, all of a selection at once ("Run All" is a
+``Promise.all``), each on its own connection, so nothing says in which order they arrive. Its
+batches waiting together for one notebook therefore run in the notebook's order, and one that
+fails aborts every one of them still waiting on the kernel, as a kernel asked with
+``stop_on_error`` aborts the requests queued behind an error.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -44,6 +50,8 @@ class Batch:
     request_id: str | None = None
     release: Callable[[], None] = lambda: None
     """Lets go of the room the batch held open."""
+    from_lab: bool = False
+    """One cell sent by JupyterLab's executor: ordered by position, aborted by a failure."""
     failure: dict[str, Any] | None = None
     """The error of the cell that stopped the batch (``ename``, ``evalue``, ``traceback``)."""
     done: asyncio.Event = field(default_factory=asyncio.Event)
@@ -77,6 +85,24 @@ async def run_batch(batch: Batch, connection: KernelConnection, displays: RoomDi
     settle_idle(batch.notebook, remaining)
 
 
+def next_batch(waiting: deque[Batch]) -> Batch:
+    """Take the batch to run next: the oldest, unless it is one of JupyterLab's, then the one
+    earliest in the notebook among JupyterLab's batches for that notebook waiting right behind.
+    """
+    head = waiting[0]
+    together = []
+    for batch in waiting:
+        if not (head.from_lab and batch.from_lab and batch.notebook is head.notebook):
+            break
+        together.append(batch)
+    chosen = head
+    if len(together) > 1:
+        positions = {ycell.get("id"): index for index, ycell in enumerate(head.notebook.ycells)}
+        chosen = min(together, key=lambda batch: positions.get(batch.cells[0].cell_id, -1))
+    waiting.remove(chosen)
+    return chosen
+
+
 def settle_idle(notebook: YNotebook, cells: list[CellRun]) -> None:
     """Cells that will not run after all go back to idle (their outputs stay cleared)."""
     with notebook.ydoc.transaction():
@@ -97,7 +123,8 @@ class KernelQueue:
         self._open_connection = open_connection
         self.log = log
         self.displays = RoomDisplays()
-        self._batches: asyncio.Queue[Batch] = asyncio.Queue()
+        self._waiting: deque[Batch] = deque()
+        self._arrived = asyncio.Event()
         self._queued: OrderedDict[str, None] = OrderedDict()
         self._queued_changed = asyncio.Condition()
         self._connection: KernelConnection | None = None
@@ -114,7 +141,8 @@ class KernelQueue:
 
     async def put(self, batch: Batch) -> None:
         """Queue ``batch`` (before this first awaits, so batches keep the callers' order)."""
-        self._batches.put_nowait(batch)
+        self._waiting.append(batch)
+        self._arrived.set()
         if batch.request_id is None:
             return
         self._queued[batch.request_id] = None
@@ -128,15 +156,18 @@ class KernelQueue:
         self._worker.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._worker
-        while not self._batches.empty():
-            self._end(self._batches.get_nowait())
+        while self._waiting:
+            self._end(self._waiting.popleft())
         if self._connection is not None:
             await self._connection.close()
             self._connection = None
 
     async def _work(self) -> None:
         while True:
-            batch = await self._batches.get()
+            while not self._waiting:
+                self._arrived.clear()
+                await self._arrived.wait()
+            batch = next_batch(self._waiting)
             try:
                 if self._connection is not None and not self._connection.is_current:
                     await self._connection.close()
@@ -156,6 +187,21 @@ class KernelQueue:
                 settle_idle(batch.notebook, batch.cells)
             finally:
                 self._end(batch)
+            if batch.failure is not None and batch.from_lab:
+                self._abort_waiting_lab_batches()
+
+    def _abort_waiting_lab_batches(self) -> None:
+        """JupyterLab's cells still waiting will not run: a cell sent with them raised."""
+        aborted = [batch for batch in self._waiting if batch.from_lab]
+        for batch in aborted:
+            self._waiting.remove(batch)
+            batch.failure = {
+                "ename": "CellNotRun",
+                "evalue": "not run: a cell run before it on this kernel failed",
+                "traceback": [],
+            }
+            settle_idle(batch.notebook, batch.cells)
+            self._end(batch)
 
     @staticmethod
     def _end(batch: Batch) -> None:

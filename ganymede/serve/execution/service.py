@@ -95,7 +95,11 @@ class Executions:
             self.rooms.leave(room, hold)
             raise
         batch = Batch(
-            notebook, runs, request.request_id, release=lambda: self.rooms.leave(room, hold)
+            notebook,
+            runs,
+            request.request_id,
+            from_lab=request.until_ran,
+            release=lambda: self.rooms.leave(room, hold),
         )
         await queue.put(batch)
         return batch

@@ -3,6 +3,7 @@ known cell ids, and the endpoint called without blocking the test's own room cli
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,11 @@ import pytest
 
 from ganymede.notebook.hashing import source_hash
 from tests.serve.conftest import RunningServer
+from tests.serve.rooms.client import RoomClient
 from tests.serve.rooms.conftest import open_session, write
+
+STARTUP = 60.0
+"""How long a fresh kernel on a busy machine may take to run its first cell."""
 
 
 def notebook_with(**sources: str) -> bytes:
@@ -36,6 +41,18 @@ def add_notebook(server: RunningServer, api: httpx.Client, path: str, **sources:
 def hashed(*pairs: tuple[str, str]) -> list[dict[str, str]]:
     """The ``cells`` of a request: each cell id with the hash of the source it is said to have."""
     return [{"cell_id": cell_id, "source_hash": source_hash(source)} for cell_id, source in pairs]
+
+
+def room_cells(client: RoomClient) -> list[dict[str, Any]]:
+    return [ycell.to_py() for ycell in client.shared.ycells]  # type: ignore[attr-defined]
+
+
+async def execute(
+    endpoint: httpx.AsyncClient, kernel: str, document: str, cells: Any, **extra: Any
+) -> httpx.Response:
+    """The hashed form, with a fresh request id."""
+    body = {"document_id": document, "cells": cells, "request_id": uuid.uuid4().hex, **extra}
+    return await endpoint.post(f"api/kernels/{kernel}/execute", json=body)
 
 
 def on_disk(path: Path) -> list[dict[str, Any]]:

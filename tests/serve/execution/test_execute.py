@@ -4,29 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from typing import Any
 
 import httpx
 import nbformat
 from nbformat.sign import NotebookNotary
 
 from tests.serve.conftest import RunningServer
-from tests.serve.execution.conftest import add_notebook, hashed, on_disk
-from tests.serve.rooms.client import RoomClient, eventually, room_client
+from tests.serve.execution.conftest import (
+    STARTUP,
+    add_notebook,
+    execute,
+    hashed,
+    on_disk,
+    room_cells,
+)
+from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import open_session
-
-STARTUP = 60.0
-
-
-def room_cells(client: RoomClient) -> list[dict[str, Any]]:
-    return [ycell.to_py() for ycell in client.shared.ycells]  # type: ignore[attr-defined]
-
-
-async def execute(
-    endpoint: httpx.AsyncClient, kernel: str, document: str, cells: Any, **extra: Any
-) -> httpx.Response:
-    body = {"document_id": document, "cells": cells, "request_id": uuid.uuid4().hex, **extra}
-    return await endpoint.post(f"api/kernels/{kernel}/execute", json=body)
 
 
 async def test_the_three_hash_vectors_run_and_the_outputs_come_back(
