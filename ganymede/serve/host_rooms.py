@@ -15,6 +15,7 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Map, Text
 
+from ganymede.agent import Author, AuthorKind
 from ganymede.core import normalize_api_path
 from ganymede.errors import CellNotFound, SourceMismatch, UsageError
 from ganymede.fileid import FileIdStore
@@ -28,6 +29,8 @@ from ganymede.serve.rooms.room import DocumentRoom
 
 KERNEL_MODE = "note"
 """The provenance ``mode`` of what a kernel writes into its own notebook."""
+KERNEL_WRITER = Author(KERNEL_AUTHOR, AuthorKind.KERNEL)
+"""Who the room's attribution names for a kernel's edits."""
 
 
 class HostRooms:
@@ -41,7 +44,7 @@ class HostRooms:
     async def add(
         self, holder: str, path: str, cell_type: str, source: str, after: str | None
     ) -> str:
-        notebook = await self._notebook(holder, path)
+        room, notebook = await self._room(holder, path)
         index = len(notebook.ycells) if after is None else _index_of(notebook, after) + 1
         cell: dict[str, Any] = {
             "id": uuid.uuid4().hex[:16],
@@ -51,17 +54,18 @@ class HostRooms:
         }
         if cell_type == "code":
             cell.update(outputs=[], execution_count=None)
-        notebook.ycells.insert(index, notebook.create_ycell(cell))
+        with room.writing_as(KERNEL_WRITER):
+            notebook.ycells.insert(index, notebook.create_ycell(cell))
         return str(cell["id"])
 
     async def edit(
         self, holder: str, path: str, cell_id: str, source: str, source_hash: str
     ) -> None:
-        notebook = await self._notebook(holder, path)
+        room, notebook = await self._room(holder, path)
         ycell = notebook.ycells[_checked_index(notebook, cell_id, source_hash)]
         text = ycell.get("source")
         replaced = str(text)
-        with notebook.ydoc.transaction():
+        with room.writing_as(KERNEL_WRITER):
             if isinstance(text, Text):
                 patch_text(text, source)
             else:
@@ -69,16 +73,18 @@ class HostRooms:
             _stamp(ycell, replaced)
 
     async def delete(self, holder: str, path: str, cell_id: str, source_hash: str) -> None:
-        notebook = await self._notebook(holder, path)
-        del notebook.ycells[_checked_index(notebook, cell_id, source_hash)]
+        room, notebook = await self._room(holder, path)
+        index = _checked_index(notebook, cell_id, source_hash)
+        with room.writing_as(KERNEL_WRITER):
+            del notebook.ycells[index]
 
     async def release(self, holder: str) -> None:
         """The kernel ended: its rooms close once their other clients have gone too."""
         for room, hold in self._holds.pop(holder, {}).values():
             self.rooms.leave(room, hold)
 
-    async def _notebook(self, holder: str, path: str) -> YNotebook:
-        """The shared notebook of ``path``'s room, joined for ``holder`` on first use."""
+    async def _room(self, holder: str, path: str) -> tuple[DocumentRoom, YNotebook]:
+        """``path``'s room, joined for ``holder`` on first use; never a read-only one."""
         api_path = normalize_api_path(path)
         kind = DocumentKind.NOTEBOOK
         name = f"{kind.format}:{kind.type}:{self.file_ids.index(api_path)}"
@@ -99,7 +105,9 @@ class HostRooms:
         room = held[0]
         if room.read_only:
             raise UsageError(f"{api_path} is read-only here: another server owns its file")
-        return room.document.shared
+        notebook = room.document.shared
+        assert isinstance(notebook, YNotebook)  # checked when the room was joined
+        return room, notebook
 
 
 def _index_of(notebook: YNotebook, cell_id: str) -> int:
