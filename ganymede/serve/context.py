@@ -10,6 +10,7 @@ from pathlib import Path
 from ganymede.config import Config
 from ganymede.fileid import FileIdStore
 from ganymede.grant import Grants
+from ganymede.host.api import Responder
 
 SETTINGS_KEY = "ganymede_context"
 
@@ -26,6 +27,8 @@ class GanymedeContext:
     log: logging.Logger
     grants: Grants = field(init=False)
     """Defaults from ``[host]`` over the per-notebook store; a bad ``[host]`` path fails here."""
+    host: Responder | None = None
+    """Answers the host calls of the server's kernels (their comm drivers hand calls to it)."""
     _stop_hooks: list[StopHook] = field(default_factory=list)
 
     def __post_init__(self) -> None:

@@ -13,11 +13,15 @@ from jupyter_server.extension.application import ExtensionApp
 from traitlets import Float, Unicode
 
 from ganymede.config import load_config
+from ganymede.core import Notebooks
+from ganymede.execute.host_runs import run_for_host
 from ganymede.fileid import FileIdStore
+from ganymede.host.responder import HostResponder
 from ganymede.serve.contents import GanymedeContentsManager
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
 from ganymede.serve.execution import EXECUTIONS_SETTINGS_KEY, Executions
 from ganymede.serve.handlers import default_handlers
+from ganymede.serve.host_rooms import HostRooms, room_notebook_reader
 from ganymede.serve.rooms import ROOMS_SETTINGS_KEY, RoomManager
 
 
@@ -55,6 +59,13 @@ class GanymedeExtension(ExtensionApp):
         )
         self.settings[ROOMS_SETTINGS_KEY] = rooms
         self.context.on_stop(rooms.stop)
+        self.context.host = HostResponder(
+            Notebooks(root, room_notebook_reader(rooms)),
+            self.context.grants,
+            editor=HostRooms(rooms, file_ids),
+            run_notebook=run_for_host,
+            log=self.log,
+        )
         executions = Executions(self.serverapp.kernel_manager, rooms, self.log)
         self.settings[EXECUTIONS_SETTINGS_KEY] = executions
         self.context.on_stop(executions.stop)  # runs first: batches end before rooms save

@@ -16,7 +16,7 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Map, Text
 
 from ganymede.agent import Author, AuthorKind
-from ganymede.core import normalize_api_path
+from ganymede.core import OpenDocument, normalize_api_path
 from ganymede.errors import CellNotFound, SourceMismatch, UsageError
 from ganymede.fileid import FileIdStore
 from ganymede.notebook.hashing import source_hash
@@ -31,6 +31,16 @@ KERNEL_MODE = "note"
 """The provenance ``mode`` of what a kernel writes into its own notebook."""
 KERNEL_WRITER = Author(KERNEL_AUTHOR, AuthorKind.KERNEL)
 """Who the room's attribution names for a kernel's edits."""
+
+
+def room_notebook_reader(rooms: RoomManager) -> OpenDocument:
+    """What the notebooks core reads a notebook from while its room is open: the room's copy."""
+
+    def open_document(api_path: str) -> dict[str, Any] | None:
+        room = rooms.open_notebook_room(api_path)
+        return None if room is None else room.document.shared.get()
+
+    return open_document
 
 
 class HostRooms:

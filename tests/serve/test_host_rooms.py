@@ -17,7 +17,7 @@ from ganymede.grant import Grant, Grants, GrantStore
 from ganymede.host.api import Caller
 from ganymede.host.responder import HostResponder
 from ganymede.notebook.hashing import source_hash
-from ganymede.serve.host_rooms import HostRooms
+from ganymede.serve.host_rooms import HostRooms, room_notebook_reader
 from ganymede.serve.rooms import RoomManager, protocol
 from ganymede.serve.rooms.room import DocumentRoom
 from tests.core.disk import code, markdown, write_notebook
@@ -78,12 +78,9 @@ def host_rooms(rooms: RoomManager, file_ids: FileIdStore) -> HostRooms:
 def responder(
     root: Path, tmp_path: Path, file_ids: FileIdStore, rooms: RoomManager, host_rooms: HostRooms
 ) -> HostResponder:
-    def open_document(api_path: str) -> dict[str, Any] | None:
-        room = rooms.open_notebook_room(api_path)
-        return None if room is None else room.document.shared.get()
-
     grants = Grants(root, Grant(), GrantStore(tmp_path / "grants.toml"), file_ids)
-    return HostResponder(Notebooks(root, open_document), grants, editor=host_rooms)
+    notebooks = Notebooks(root, room_notebook_reader(rooms))
+    return HostResponder(notebooks, grants, editor=host_rooms)
 
 
 @pytest.fixture
