@@ -7,7 +7,7 @@ asks; ``paths`` holds the pure matching rules it applies once symlinks are resol
 
 from __future__ import annotations
 
-from ganymede.grant.admin import GrantAdmin, NotebookGrants
+from ganymede.grant.admin import GrantAdmin, NotebookGrants, Overview
 from ganymede.grant.changes import Change, granting, parse_change, revoking
 from ganymede.grant.model import KEYS, NO_GRANT, Grant, NotebookGrant, grant_from_config
 from ganymede.grant.policy import Grants
@@ -25,6 +25,7 @@ __all__ = [
     "Grants",
     "NotebookGrant",
     "NotebookGrants",
+    "Overview",
     "StoredGrant",
     "default_store_path",
     "grant_from_config",

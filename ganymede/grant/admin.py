@@ -40,15 +40,32 @@ class NotebookGrants:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> NotebookGrants:
         """What a server answered; trusted to be well formed, since the server wrote it."""
-        effective = data["effective"]
         return cls(
             path=data["path"],
             file_id=data["id"],
             own=NotebookGrant.from_json(data["grant"], "server answer"),
-            effective=Grant(
-                tuple(effective["read"]), tuple(effective["run"]), effective["edit_self"]
-            ),
+            effective=_grant(data["effective"]),
             wants=list(data["wants"]),
+        )
+
+
+@dataclass(frozen=True)
+class Overview:
+    """The defaults and every notebook under the root with a grant of its own, by path."""
+
+    defaults: Grant
+    notebooks: list[NotebookGrants]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "defaults": self.defaults.to_json(),
+            "notebooks": [view.to_json() for view in self.notebooks],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Overview:
+        return cls(
+            _grant(data["defaults"]), [NotebookGrants.from_json(view) for view in data["notebooks"]]
         )
 
 
@@ -58,10 +75,6 @@ class GrantAdmin:
     def __init__(self, grants: Grants) -> None:
         self.grants = grants
 
-    @property
-    def defaults(self) -> Grant:
-        return self.grants.defaults
-
     def show(self, api_path: str) -> NotebookGrants:
         """NotebookNotFound when there is no such file."""
         path = self._existing(api_path)
@@ -69,14 +82,14 @@ class GrantAdmin:
         own = self.grants.store.get(file_id) if file_id is not None else None
         return self._view(path, file_id, own or NotebookGrant())
 
-    def list(self) -> list[NotebookGrants]:
-        """Every notebook under the root with a grant of its own, by path."""
+    def overview(self) -> Overview:
+        """Notebooks whose file is gone or lies under another root are left out."""
         views = []
         for file_id, stored in self.grants.store.all().items():
             path = self.grants.file_ids.get_path(file_id)
             if path is not None:
                 views.append(self._view(path, file_id, stored.grant))
-        return sorted(views, key=lambda view: view.path)
+        return Overview(self.grants.defaults, sorted(views, key=lambda view: view.path))
 
     def put(self, api_path: str, own: NotebookGrant) -> NotebookGrants:
         """Make ``own`` the notebook's grant; one that sets no key removes it."""
@@ -101,4 +114,8 @@ class GrantAdmin:
 
     def _view(self, path: str, file_id: str | None, own: NotebookGrant) -> NotebookGrants:
         wants = read_wants(os_path_of(self.grants.root, path))
-        return NotebookGrants(path, file_id, own, own.over(self.defaults), wants)
+        return NotebookGrants(path, file_id, own, own.over(self.grants.defaults), wants)
+
+
+def _grant(data: dict[str, Any]) -> Grant:
+    return Grant(tuple(data["read"]), tuple(data["run"]), bool(data["edit_self"]))

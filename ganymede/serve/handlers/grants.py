@@ -38,12 +38,7 @@ class GrantsHandler(APIHandler):
     def get(self) -> None:
         path = self.get_argument("path", None)
         if path is None:
-            self._answer(
-                lambda: {
-                    "defaults": self.admin.defaults.to_json(),
-                    "notebooks": [view.to_json() for view in self.admin.list()],
-                }
-            )
+            self._answer(lambda: self.admin.overview().to_json())
         else:
             self._answer(lambda: self.admin.show(path).to_json())
 
