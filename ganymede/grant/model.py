@@ -38,6 +38,7 @@ class Grant:
 
 
 NO_GRANT = Grant(read=(), run=(), edit_self=False)
+"""A run whose notebook was deleted under it: not even the defaults (it still reads itself)."""
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import pytest
 from ganymede.config import load_config
 from ganymede.errors import ConfigError, GrantDenied, PathError
 from ganymede.fileid import FileIdStore
-from ganymede.grant import Grant, Grants, GrantStore, NotebookGrant
+from ganymede.grant import NO_GRANT, Grant, Grants, GrantStore, NotebookGrant, wants_of
 
 
 @pytest.fixture
@@ -103,7 +104,7 @@ def test_a_grant_naming_a_symlink_covers_where_it_leads(grants: Grants) -> None:
 
 
 def test_a_notebook_always_reads_itself(grants: Grants) -> None:
-    nothing = Grant(read=(), run=(), edit_self=False)
+    nothing = NO_GRANT  # what a run gets once its notebook is deleted
     assert grants.check_read(nothing, "self.ipynb", "/self.ipynb") == "self.ipynb"
     assert grants.check_read(nothing, "link-to-journal/x.ipynb", "journal/x.ipynb")
     with pytest.raises(GrantDenied):
@@ -159,3 +160,15 @@ def test_host_defaults_come_from_the_config_and_bad_paths_there_name_the_file(
     (root / "ganymede.toml").write_text('[host]\nrun = ["../elsewhere"]\n')
     with pytest.raises(ConfigError, match=r"ganymede\.toml: \[host\]: '\.\./elsewhere'"):
         Grants.from_config(root, load_config(None, root), file_ids)
+
+
+def test_wants_are_read_but_grant_nothing(root: Path, grants: Grants) -> None:
+    asking = {"metadata": {"ganymede": {"host": {"wants": ["notebooks.run", 3, "read=/"]}}}}
+    (root / "asks.ipynb").write_text(json.dumps(asking | {"cells": [], "nbformat": 4}))
+    assert wants_of(asking) == ["notebooks.run", "read=/"]
+    for odd in ({}, {"metadata": []}, {"metadata": {"ganymede": {"host": {"wants": "all"}}}}, []):
+        assert wants_of(odd) == []
+    grants.file_ids.index("asks.ipynb")
+    assert grants.for_notebook("asks.ipynb") == grants.defaults
+    with pytest.raises(GrantDenied):
+        grants.check_run(grants.for_notebook("asks.ipynb"), "journal/x.ipynb")
