@@ -15,7 +15,12 @@ place; the pure packages and ``core/`` only ever raise them, never a door's own 
     ├── KernelNotFound(LookupError)         no running kernel with that id           HTTP 404
     ├── CellNotFound(LookupError)           no cell with that id in the document     HTTP 404
     ├── SourceMismatch(ValueError)          a cell changed since the caller read it  HTTP 409
+    ├── EditRefused                         an agent's edit of a cell it has not seen HTTP 409
+    ├── ReadOnlyRoom(UsageError)            another server owns the file             HTTP 409
+    ├── UnknownMark / UnknownSession(LookupError)  an agent's stale id            HTTP 404
     ├── RequestNotQueued(TimeoutError)      a named previous request never came      HTTP 408
+    ├── ServerUnreachable(ConnectionError)  a server that does not answer            CLI exit 1
+    ├── ServerRefused                       a server's refusal no narrower error names MCP tool error
     ├── HostCallError                       a host call that failed, with its code   host .code
     ├── PackageError                        pip could not install or uninstall       CLI exit 1
     │   └── NotInstalled(LookupError)       uninstalling what is not installed       CLI exit 1
@@ -106,12 +111,60 @@ class SourceMismatch(GanymedeError, ValueError):
         self.cell_id = cell_id
 
 
+class EditRefused(GanymedeError):
+    """An agent's edit of a cell someone changed since the agent last read it; it carries the
+    cell as it is now and who changed it, so the agent can redo its edit on top."""
+
+    def __init__(self, cell: dict[str, object], by: str, reason: str) -> None:
+        super().__init__(f"cell {cell.get('id')} {reason}")
+        self.cell = cell
+        self.by = by
+
+
+class ReadOnlyRoom(UsageError):
+    """A notebook this server shows read-only: another server owns its file."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(f"{path} is read-only here: another server owns its file")
+        self.path = path
+
+
+class UnknownMark(GanymedeError, LookupError):
+    def __init__(self, mark: str) -> None:
+        super().__init__(f"no read mark {mark!r}: read the notebook again by its path")
+        self.mark = mark
+
+
+class UnknownSession(GanymedeError, LookupError):
+    def __init__(self, session: str) -> None:
+        super().__init__(f"no agent session {session!r}: it ended or the server restarted")
+        self.session = session
+
+
 class RequestNotQueued(GanymedeError, TimeoutError):
     """A request had to follow another one that was not queued in time."""
 
     def __init__(self, request_id: str) -> None:
         super().__init__(f"previous request {request_id} was not queued")
         self.request_id = request_id
+
+
+class ServerUnreachable(GanymedeError, ConnectionError):
+    """A server (found by its runtime file or named by URL) that did not answer."""
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(f"the server at {url} does not answer: {reason}")
+        self.url = url
+        self.reason = reason
+
+
+class ServerRefused(GanymedeError):
+    """A server's refusal of an API call, with its status, code and own sentence."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
 
 
 class HostCallError(GanymedeError):

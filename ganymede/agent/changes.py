@@ -148,19 +148,30 @@ def report_changes(
     now: Sequence[CellState],
     authors: Mapping[str, CellAuthors],
     reader: Reader,
+    since: float | None = None,
 ) -> list[CellChange]:
     """What others changed between ``mark`` and ``now``: current cells in order, then deletions.
 
     A cell counts as moved when it is not among the longest run of cells that kept their
-    relative order, so moving one cell reports that cell, not every cell it jumped over.
+    relative order, so moving one cell reports that cell, not every cell it jumped over. With
+    ``since`` (when the mark was made, on the authors' clock) a cell someone placed after it
+    is the one that moved when the orders alone cannot tell (two cells swapped).
     Changes whose every author is the reader itself are left out: its own edits and runs are
     not news to it, even when they reached the room some other way than its mark.
     """
     before = {state.id: state for state in mark}
     current_ids = {state.id for state in now}
+    replaced = set()
+    if since is not None:
+        replaced = {
+            cell_id
+            for cell_id, cell_authors in authors.items()
+            if cell_authors.placed is not None and cell_authors.placed.at > since
+        }
     kept_order = _kept_in_order(
         [state.id for state in mark if state.id in current_ids],
         [state.id for state in now if state.id in before],
+        replaced,
     )
     report: list[CellChange] = []
     for index, state in enumerate(now):
@@ -249,7 +260,38 @@ def request_names(client_name: str) -> tuple[str, ...]:
     return (client_name, first) if first and first != client_name else (client_name,)
 
 
-def _kept_in_order(old_order: Sequence[str], new_order: Sequence[str]) -> set[str]:
+def _kept_in_order(
+    old_order: Sequence[str], new_order: Sequence[str], replaced: set[str]
+) -> set[str]:
+    """The cells that kept their place between two orders of the same cells.
+
+    The cells nobody re-placed are matched first (a longest common subsequence); a re-placed
+    cell kept its place when the same matched cell still comes right before it.
+    """
+    kept = _longest_common_order(
+        [cell for cell in old_order if cell not in replaced],
+        [cell for cell in new_order if cell not in replaced],
+    )
+    if replaced:
+        before_old, before_new = _kept_before(old_order, kept), _kept_before(new_order, kept)
+        kept |= {
+            cell for cell in old_order if cell in replaced and before_old[cell] == before_new[cell]
+        }
+    return kept
+
+
+def _kept_before(order: Sequence[str], kept: set[str]) -> dict[str, str | None]:
+    """For each cell, the nearest kept cell before it (None: none)."""
+    nearest: dict[str, str | None] = {}
+    last: str | None = None
+    for cell in order:
+        nearest[cell] = last
+        if cell in kept:
+            last = cell
+    return nearest
+
+
+def _longest_common_order(old_order: Sequence[str], new_order: Sequence[str]) -> set[str]:
     """The ids on a longest common subsequence of two orders of the same cells.
 
     Patience-style: the new positions of the old order, then a longest increasing

@@ -10,6 +10,7 @@ so an agent that answers with a slightly older id still gets a report.
 from __future__ import annotations
 
 import secrets
+import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 
@@ -26,6 +27,8 @@ class Mark:
     notebook: str
     """The notebook's key (its file id, so a mark follows a rename)."""
     states: tuple[CellState, ...]
+    at: float = 0.0
+    """When the agent read it, on the clock attribution stamps with."""
 
     def state_of(self, cell_id: str) -> CellState | None:
         return next((state for state in self.states if state.id == cell_id), None)
@@ -38,14 +41,19 @@ def new_mark_id() -> str:
 class MarkBook:
     """Every agent's read marks in one server process; a restart forgets them."""
 
-    def __init__(self, new_id: Callable[[], str] = new_mark_id) -> None:
+    def __init__(
+        self,
+        new_id: Callable[[], str] = new_mark_id,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._new_id = new_id
+        self._clock = clock
         self._by_id: dict[str, Mark] = {}
         self._history: dict[tuple[str, str], list[str]] = {}  # (agent, notebook) → ids, newest last
 
     def read(self, agent: str, notebook: str, states: Sequence[CellState]) -> Mark:
         """The agent has just seen ``states``: a new current mark."""
-        mark = Mark(self._new_id(), agent, notebook, tuple(states))
+        mark = Mark(self._new_id(), agent, notebook, tuple(states), self._clock())
         ids = self._history.setdefault((agent, notebook), [])
         ids.append(mark.id)
         self._by_id[mark.id] = mark

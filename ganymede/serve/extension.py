@@ -17,6 +17,7 @@ from ganymede.core import Notebooks
 from ganymede.execute.host_runs import run_for_host
 from ganymede.fileid import FileIdStore
 from ganymede.host.responder import HostResponder
+from ganymede.serve.agents import AGENTS_SETTINGS_KEY, Agents
 from ganymede.serve.contents import GanymedeContentsManager
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
 from ganymede.serve.execution import EXECUTIONS_SETTINGS_KEY, Executions
@@ -59,8 +60,9 @@ class GanymedeExtension(ExtensionApp):
         )
         self.settings[ROOMS_SETTINGS_KEY] = rooms
         self.context.on_stop(rooms.stop)
+        notebooks = Notebooks(root, room_notebook_reader(rooms))
         self.context.host = HostResponder(
-            Notebooks(root, room_notebook_reader(rooms)),
+            notebooks,
             self.context.grants,
             editor=HostRooms(rooms, file_ids),
             run_notebook=run_for_host,
@@ -69,6 +71,9 @@ class GanymedeExtension(ExtensionApp):
         executions = Executions(self.serverapp.kernel_manager, rooms, self.log)
         self.settings[EXECUTIONS_SETTINGS_KEY] = executions
         self.context.on_stop(executions.stop)  # runs first: batches end before rooms save
+        agents = Agents(rooms, file_ids, notebooks, self.log)
+        self.settings[AGENTS_SETTINGS_KEY] = agents
+        self.context.on_stop(agents.stop)  # before the rooms: sessions let go of theirs
         if config.serve.server_side_execution:
             # JupyterLab's cell executor posts runs to the server only when this reads "true".
             page_config = self.serverapp.web_app.settings.setdefault("page_config_data", {})

@@ -66,12 +66,10 @@ def test_there_are_golden_cases() -> None:
 def test_golden_case(case: Path) -> None:
     data = json.loads(case.read_text(encoding="utf-8"))
 
-    report = report_changes(
-        _states(data["mark"]),
-        _states(data["now"]),
-        _authors(data["authors"]),
-        _reader(data["reader"]),
-    )
+    mark, now = _states(data["mark"]), _states(data["now"])
+    authors, reader = _authors(data["authors"]), _reader(data["reader"])
+
+    report = report_changes(mark, now, authors, reader, since=data.get("since"))
 
     assert [change.to_json() for change in report] == data["expected"]
     if "line" in data:

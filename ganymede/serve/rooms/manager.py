@@ -87,6 +87,15 @@ class RoomManager:
         room = self._rooms.get(f"{kind.format}:{kind.type}:{file_id}") if file_id else None
         return room if isinstance(room, DocumentRoom) else None
 
+    def notebook_rooms(self) -> dict[str, DocumentRoom]:
+        """The notebook rooms open now, by file id."""
+        prefix = f"{DocumentKind.NOTEBOOK.format}:{DocumentKind.NOTEBOOK.type}:"
+        return {
+            name.removeprefix(prefix): room
+            for name, room in self._rooms.items()
+            if name.startswith(prefix) and isinstance(room, DocumentRoom)
+        }
+
     async def join(self, name: str, client: Client) -> AwarenessRoom:
         """Put ``client`` in the room ``name``, opening it if needed.
 

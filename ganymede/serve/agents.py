@@ -1,0 +1,323 @@
+"""The agent core inside the server: sessions, read marks, edit checks and change reports.
+
+Agents reach it over ``/api/agent/…`` (``ganymede mcp`` is one). Everything goes through the
+notebooks' rooms, so an agent sees a person's unsaved typing, its edits reach every client at
+once, and the rooms' attribution tells it who changed what. Marks and sessions live in server
+memory: a restart forgets them, and reports then say "a person or another agent".
+
+A session is one agent process at work. It holds the rooms it reads open (so their attribution
+keeps counting while it works), and only while a session of that agent is open can a person's
+``@agent`` cell be a request. A session the server has not heard from in ``SESSION_TIMEOUT``
+seconds is over: its process is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from jupyter_ydoc import YNotebook
+
+from ganymede.agent import (
+    UNKNOWN_AUTHOR,
+    Author,
+    AuthorKind,
+    CellAuthors,
+    MarkBook,
+    Reader,
+    changed_line,
+    changed_since,
+    notebook_states,
+    report_changes,
+    request_names,
+)
+from ganymede.core import Notebooks, normalize_api_path
+from ganymede.errors import (
+    EditRefused,
+    NotebookNotFound,
+    UnknownMark,
+    UnknownSession,
+    UsageError,
+)
+from ganymede.fileid import FileIdStore
+from ganymede.notebook.provenance import NAMESPACE
+from ganymede.serve import room_edits
+from ganymede.serve.room_edits import RoomHolds
+from ganymede.serve.rooms import RoomManager
+from ganymede.serve.rooms.room import DocumentRoom
+from ganymede.serve.service import Service
+
+AGENTS_SETTINGS_KEY = "ganymede_agents"
+SESSION_TIMEOUT = 120.0
+REAP_INTERVAL = 10.0
+EDIT_OPERATIONS = ("add", "edit", "delete", "move")
+
+
+@dataclass
+class AgentSession:
+    id: str
+    agent: str
+    started: float
+    last_seen: float
+
+
+class Agents(Service):
+    """Every agent's sessions and marks, and the work their tools ask of the rooms."""
+
+    def __init__(
+        self,
+        rooms: RoomManager,
+        file_ids: FileIdStore,
+        notebooks: Notebooks,
+        log: logging.Logger,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.rooms = rooms
+        self.notebooks = notebooks
+        self.file_ids = file_ids
+        self.log = log
+        self.clock = clock
+        self.marks = MarkBook(clock=clock)
+        self.holds = RoomHolds(rooms, file_ids)
+        self._sessions: dict[str, AgentSession] = {}
+        self._reaper: asyncio.Task[None] | None = None
+
+    async def stop(self) -> None:
+        if self._reaper is not None:
+            self._reaper.cancel()
+        self._sessions.clear()
+        self.holds.release_all()
+
+    # Sessions
+
+    def open_session(self, agent: str) -> AgentSession:
+        if not agent.strip():
+            raise UsageError("agent must name the agent (its MCP client name)")
+        now = self.clock()
+        session = AgentSession(secrets.token_hex(8), agent.strip(), now, now)
+        self._sessions[session.id] = session
+        if self._reaper is None:  # the server's loop runs once a request comes
+            self._reaper = asyncio.create_task(self._reap())
+        self.log.info("ganymede: agent %s started session %s", session.agent, session.id)
+        return session
+
+    def keep_alive(self, session_id: str) -> AgentSession:
+        session = self.session(session_id)
+        session.last_seen = self.clock()
+        return session
+
+    def close_session(self, session_id: str) -> None:
+        if self._sessions.pop(session_id, None) is not None:
+            self.holds.release(session_id)
+
+    def session(self, session_id: str) -> AgentSession:
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise UnknownSession(session_id)
+        session.last_seen = self.clock()
+        return session
+
+    def session_started(self, agent: str) -> float | None:
+        """When the agent's oldest open session began: requests count from then."""
+        starts = [s.started for s in self._sessions.values() if s.agent == agent]
+        return min(starts) if starts else None
+
+    # Reading
+
+    async def read(self, session_id: str, path: str | None, since: str | None) -> dict[str, Any]:
+        """The notebook as the room has it, a new mark, and with ``since`` what others changed
+        since that mark."""
+        session = self.session(session_id)
+        previous = None
+        if since is not None:
+            previous = self.marks.get(since)
+            if previous is None or previous.agent != session.agent:
+                raise UnknownMark(since)
+            path = self._path_of(previous.notebook)
+        if path is None:
+            raise UsageError("give the notebook's path, or since: a mark from an earlier read")
+        api_path = normalize_api_path(path)
+        room, notebook = await self.holds.notebook(session.id, api_path, writable=False)
+        content = notebook.get()
+        states = notebook_states(content)
+        changes = None
+        if previous is not None:
+            reader = self._reader(session.agent, content)
+            report = report_changes(
+                previous.states, states, _authors(room), reader, since=previous.at
+            )
+            changes = [entry.to_json() for entry in report]
+        mark = self.marks.read(session.agent, self._file_id(api_path), states)
+        return {"path": api_path, "notebook": content, "mark": mark.id, "changes": changes}
+
+    def changed(self, agent: str) -> list[dict[str, Any]]:
+        """For every notebook ``agent`` holds a mark on that others changed since: the changes
+        and the line that ends each tool reply. Notebooks without an open room are skipped:
+        with nobody editing them live, nothing changes there that attribution could name."""
+        open_rooms = self.rooms.notebook_rooms()
+        file_ids = self.marks.notebooks(agent)
+        answers = []
+        for file_id in file_ids:
+            room = open_rooms.get(file_id)
+            mark = self.marks.current(agent, file_id)
+            path = self.file_ids.get_path(file_id)
+            if room is None or mark is None or path is None:
+                continue
+            notebook = room.document.shared
+            assert isinstance(notebook, YNotebook)
+            content = notebook.get()
+            report = report_changes(
+                mark.states,
+                notebook_states(content),
+                _authors(room),
+                self._reader(agent, content),
+                since=mark.at,
+            )
+            if report:
+                answers.append(
+                    {
+                        "path": path,
+                        "mark": mark.id,
+                        "changes": [entry.to_json() for entry in report],
+                        "line": changed_line(report, mark.id, path if len(file_ids) > 1 else None),
+                    }
+                )
+        return answers
+
+    # Editing
+
+    async def edit(
+        self,
+        session_id: str,
+        path: str,
+        operation: str,
+        *,
+        cell_id: str | None = None,
+        source: str | None = None,
+        cell_type: str = "code",
+        after: str | None = None,
+    ) -> dict[str, Any]:
+        """Add, edit, delete or move one cell; edits of a cell changed since the agent's mark
+        are refused (EditRefused) and leave the mark where it was."""
+        if operation not in EDIT_OPERATIONS:
+            raise UsageError(f"op must be one of {', '.join(EDIT_OPERATIONS)}, not {operation!r}")
+        session = self.session(session_id)
+        api_path = normalize_api_path(path)
+        room, notebook = await self.holds.notebook(session.id, api_path)
+        writer = Author(session.agent, AuthorKind.AGENT)
+        file_id = self._file_id(api_path)
+        if operation == "add":
+            at_end = after is None
+            index = len(notebook.ycells) if at_end else room_edits.index_after(notebook, after)
+            new_id = room_edits.add_cell(
+                room,
+                notebook,
+                index,
+                cell_type=cell_type,
+                source=_required(source, "source"),
+                writer=writer,
+                mode="add",
+            )
+            self._moved_mark(session.agent, file_id, notebook, {new_id})
+            return {"id": new_id, "index": index}
+        target = _required(cell_id, "id")
+        index = room_edits.index_of(notebook, target)
+        self._check_seen(session.agent, file_id, room, notebook, index)
+        answer: dict[str, Any] = {"id": target}
+        if operation == "edit":
+            room_edits.edit_source(
+                room, notebook, index, _required(source, "source"), writer=writer, mode="edit"
+            )
+            answer["index"] = index
+        elif operation == "delete":
+            room_edits.delete_cell(room, notebook, index, writer=writer)
+        else:
+            if after == target:
+                raise UsageError("a cell cannot move after itself")
+            if after is not None:
+                room_edits.index_of(notebook, after)  # CellNotFound before anything moves
+            answer["index"] = room_edits.move_cell(room, notebook, index, after, writer=writer)
+        self._moved_mark(session.agent, file_id, notebook, {target})
+        return answer
+
+    async def request_done(self, session_id: str, path: str, cell_id: str) -> None:
+        session = self.session(session_id)
+        room, notebook = await self.holds.notebook(session.id, normalize_api_path(path))
+        index = room_edits.index_of(notebook, cell_id)
+        writer = Author(session.agent, AuthorKind.AGENT)
+        room_edits.mark_request_done(room, notebook, index, writer=writer)
+
+    def _check_seen(
+        self, agent: str, file_id: str, room: DocumentRoom, notebook: YNotebook, index: int
+    ) -> None:
+        cell = notebook.ycells[index].to_py()
+        state = notebook_states({"cells": [cell]})[0]
+        mark = self.marks.current(agent, file_id)
+        if not changed_since(mark, state):
+            return
+        authors = _authors(room).get(state.id, CellAuthors())
+        stamp = authors.source or authors.placed
+        by = stamp.author.name if stamp is not None else UNKNOWN_AUTHOR
+        if mark is None:
+            reason = "is in a notebook you have not read: call notebook_read first"
+        elif mark.state_of(state.id) is None:
+            reason = f"was added by {by} after your last read"
+        else:
+            reason = f"was changed by {by} since your last read"
+        raise EditRefused(cell, by, reason)
+
+    def _moved_mark(self, agent: str, file_id: str, notebook: YNotebook, touched: set[str]) -> None:
+        self.marks.own_change(agent, file_id, notebook_states(notebook.get()), touched)
+
+    # Helpers
+
+    def _reader(self, agent: str, content: Mapping[str, Any]) -> Reader:
+        return Reader(
+            name=agent,
+            request_names=request_names(agent),
+            session_started=self.session_started(agent),
+            done_requests=done_requests(content.get("cells", [])),
+        )
+
+    def _file_id(self, api_path: str) -> str:
+        return self.file_ids.index(api_path)
+
+    def _path_of(self, file_id: str) -> str:
+        path = self.file_ids.get_path(file_id)
+        if path is None:
+            raise NotebookNotFound(f"the notebook of mark (file id {file_id})")
+        return path
+
+    async def _reap(self) -> None:
+        while True:
+            await asyncio.sleep(REAP_INTERVAL)
+            cutoff = self.clock() - SESSION_TIMEOUT
+            for session in [s for s in self._sessions.values() if s.last_seen < cutoff]:
+                self.log.info("ganymede: agent session %s went silent, ending it", session.id)
+                self.close_session(session.id)
+
+
+def done_requests(cells: Sequence[Mapping[str, Any]]) -> frozenset[str]:
+    """Ids of the cells whose request an agent marked done."""
+    done = set()
+    for cell in cells:
+        section = (cell.get("metadata") or {}).get(NAMESPACE)
+        request = section.get("request") if isinstance(section, Mapping) else None
+        if isinstance(request, Mapping) and request.get("done"):
+            done.add(str(cell.get("id")))
+    return frozenset(done)
+
+
+def _authors(room: DocumentRoom) -> Mapping[str, CellAuthors]:
+    return room.attribution.authors() if room.attribution is not None else {}
+
+
+def _required(value: str | None, name: str) -> str:
+    if not isinstance(value, str):
+        raise UsageError(f"{name} is required (a string)")
+    return value

@@ -1,0 +1,194 @@
+"""Cell edits made by the server on someone's behalf, in a notebook's room.
+
+Agents (their MCP tools) and kernels (their ``self.*`` host calls) change notebooks the same
+way: through the open room, so every client sees the change live and autosave writes it. Each
+edit is one transaction attributed to its writer, made only after every check has passed, so a
+refused edit changes nothing. The cells carry provenance (``metadata.ganymede.agent``), and an
+edit keeps the source it replaced in the cell's history.
+
+A writer holds the rooms it edits open (``RoomHolds``) until it lets go: the ids ``add``
+returns stay valid even in a notebook saved without cell ids, and the room's attribution keeps
+counting while an agent works.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+from typing import Any
+
+from jupyter_ydoc import YNotebook
+from pycrdt import Map, Text
+
+from ganymede.agent import Author
+from ganymede.core import normalize_api_path
+from ganymede.errors import CellNotFound, ReadOnlyRoom, UsageError
+from ganymede.fileid import FileIdStore
+from ganymede.notebook.provenance import NAMESPACE, agent_stamp, request_done_stamp
+from ganymede.serve.execution.service import RoomHold
+from ganymede.serve.rooms import RoomManager
+from ganymede.serve.rooms.document import DocumentKind
+from ganymede.serve.rooms.patch import patch_text
+from ganymede.serve.rooms.room import DocumentRoom
+
+CELL_TYPES = ("code", "markdown", "raw")
+
+
+def notebook_room_name(file_id: str) -> str:
+    kind = DocumentKind.NOTEBOOK
+    return f"{kind.format}:{kind.type}:{file_id}"
+
+
+class RoomHolds:
+    """The notebook rooms each holder (an agent session, a kernel) keeps open."""
+
+    def __init__(self, rooms: RoomManager, file_ids: FileIdStore) -> None:
+        self.rooms = rooms
+        self.file_ids = file_ids
+        self._holds: dict[str, dict[str, tuple[DocumentRoom, RoomHold]]] = {}
+
+    async def notebook(
+        self, holder: str, path: str, *, writable: bool = True
+    ) -> tuple[DocumentRoom, YNotebook]:
+        """``path``'s room, joined for ``holder`` on first use.
+
+        NotebookNotFound for no such file; UsageError for a file that is not a notebook, or,
+        when ``writable``, a read-only room (another server owns the file).
+        """
+        api_path = normalize_api_path(path)
+        name = notebook_room_name(self.file_ids.index(api_path))
+        holds = self._holds.setdefault(holder, {})
+        held = holds.get(name)
+        if held is not None and held[1] not in held[0].clients:
+            del holds[name]  # the room closed under us (its file went away): join anew
+            held = None
+        if held is None:
+            hold = RoomHold()
+            room = await self.rooms.join(name, hold)
+            if not isinstance(room, DocumentRoom) or not isinstance(
+                room.document.shared, YNotebook
+            ):
+                self.rooms.leave(room, hold)
+                raise UsageError(f"{api_path} is not a notebook")
+            held = holds[name] = (room, hold)
+        room = held[0]
+        if writable and room.read_only:
+            raise ReadOnlyRoom(api_path)
+        notebook = room.document.shared
+        assert isinstance(notebook, YNotebook)  # checked when the room was joined
+        return room, notebook
+
+    def release(self, holder: str) -> None:
+        """The holder is done: its rooms close once their other clients have gone too."""
+        for room, hold in self._holds.pop(holder, {}).values():
+            self.rooms.leave(room, hold)
+
+    def release_all(self) -> None:
+        for holder in list(self._holds):
+            self.release(holder)
+
+
+def index_of(notebook: YNotebook, cell_id: str) -> int:
+    for index, ycell in enumerate(notebook.ycells):
+        if ycell.get("id") == cell_id:
+            return index
+    raise CellNotFound(cell_id)
+
+
+def index_after(notebook: YNotebook, after: str | None) -> int:
+    """Where a cell goes to follow ``after`` (None: the top)."""
+    return 0 if after is None else index_of(notebook, after) + 1
+
+
+def add_cell(
+    room: DocumentRoom,
+    notebook: YNotebook,
+    index: int,
+    *,
+    cell_type: str,
+    source: str,
+    writer: Author,
+    mode: str,
+) -> str:
+    """Insert a new cell at ``index``; its id."""
+    if cell_type not in CELL_TYPES:
+        raise UsageError(f"cell_type must be one of {', '.join(CELL_TYPES)}, not {cell_type!r}")
+    cell: dict[str, Any] = {
+        "id": uuid.uuid4().hex[:16],
+        "cell_type": cell_type,
+        "source": source,
+        "metadata": agent_stamp({}, by=writer.name, mode=mode, at=now()),
+    }
+    if cell_type == "code":
+        cell.update(outputs=[], execution_count=None)
+    with room.writing_as(writer):
+        notebook.ycells.insert(index, notebook.create_ycell(cell))
+    return str(cell["id"])
+
+
+def edit_source(
+    room: DocumentRoom, notebook: YNotebook, index: int, source: str, *, writer: Author, mode: str
+) -> None:
+    """Replace a cell's source with as small a text change as will do (collaborators' cursors
+    stay put), keeping the replaced source in the cell's provenance history."""
+    ycell = notebook.ycells[index]
+    text = ycell.get("source")
+    replaced = str(text) if text is not None else ""
+    with room.writing_as(writer):
+        if isinstance(text, Text):
+            patch_text(text, source)
+        else:
+            ycell["source"] = Text(source)
+        _set_metadata(
+            ycell,
+            agent_stamp(
+                _metadata(ycell), by=writer.name, mode=mode, at=now(), replaced_source=replaced
+            ),
+        )
+
+
+def delete_cell(room: DocumentRoom, notebook: YNotebook, index: int, *, writer: Author) -> None:
+    with room.writing_as(writer):
+        del notebook.ycells[index]
+
+
+def move_cell(
+    room: DocumentRoom, notebook: YNotebook, index: int, after: str | None, *, writer: Author
+) -> int:
+    """Move the cell at ``index`` to follow ``after`` (None: the top); its new index.
+
+    As JupyterLab moves cells: the cell is removed and a copy with the same id inserted, in
+    one transaction, so clients see one move.
+    """
+    cell = notebook.ycells[index].to_py()
+    with room.writing_as(writer):
+        del notebook.ycells[index]
+        target = index_after(notebook, after)
+        notebook.ycells.insert(target, notebook.create_ycell(cell))
+    return target
+
+
+def mark_request_done(
+    room: DocumentRoom, notebook: YNotebook, index: int, *, writer: Author
+) -> None:
+    ycell = notebook.ycells[index]
+    with room.writing_as(writer):
+        _set_metadata(ycell, request_done_stamp(_metadata(ycell), now()))
+
+
+def _metadata(ycell: Map) -> dict[str, Any]:
+    metadata = ycell.get("metadata")
+    return metadata.to_py() if isinstance(metadata, Map) else {}
+
+
+def _set_metadata(ycell: Map, updated: dict[str, Any]) -> None:
+    """Write the ``ganymede`` section only, leaving other keys (and their history) alone."""
+    metadata = ycell.get("metadata")
+    if isinstance(metadata, Map):
+        metadata[NAMESPACE] = updated[NAMESPACE]
+    else:
+        ycell["metadata"] = Map(updated)
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
