@@ -1,14 +1,16 @@
-"""The contents manager: jupyter_server's own, plus file ids that follow renames and deletes,
-and ``writable: false`` for a file another server's room owns."""
+"""The contents manager: jupyter_server's own, plus file ids and rooms that follow renames and
+deletes, and ``writable: false`` for a file another server's room owns."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
+from tornado.web import HTTPError
 from traitlets import Instance
 
 from ganymede.fileid import FileIdStore
+from ganymede.serve.discover import running_servers
 from ganymede.serve.rooms import RoomManager
 
 
@@ -46,6 +48,11 @@ class GanymedeContentsManager(AsyncLargeFileManager):
         if room is None:
             await super().trust_notebook(path)
             return
+        if room.read_only:
+            # Signing here would not last: the owner's room saves over the file without knowing.
+            # Jupyter answers this request with an HTML page, so the reason phrase says why too.
+            why = f"open read-only here: {self._owner(path)} owns it; trust it there"
+            raise HTTPError(409, f"{path}: {why}".replace("%", "%%"), reason=why.capitalize())
         self.log.warning("Trusting notebook %s through its room", path)
         await room.trust()
 
@@ -53,8 +60,20 @@ class GanymedeContentsManager(AsyncLargeFileManager):
         await super().rename_file(old_path, new_path)
         if self.file_ids is not None:
             self.file_ids.move(old_path, new_path)
+        if self.rooms is not None:
+            await self.rooms.follow_renames()
 
     async def delete_file(self, path: str) -> None:
         await super().delete_file(path)
         if self.file_ids is not None:
             self.file_ids.delete(path)
+
+    def _owner(self, path: str) -> str:
+        """The server whose room owns ``path``, as a person can find it: URL and process id."""
+        assert self.rooms is not None
+        pid = self.rooms.owner_pid(path)
+        if pid is None:
+            return "another server"
+        servers = running_servers(self.rooms.runtime_dir)
+        url = next((server.url for server in servers if server.pid == pid), None)
+        return f"the server at {url} (pid {pid})" if url else f"another server (pid {pid})"

@@ -44,14 +44,16 @@ def trust_through_server(server: ServerInfo, path: Path, shown_as: str) -> Trust
     if answer.status_code == httpx.codes.NOT_FOUND:
         raise NotebookNotFound(shown_as)
     if answer.is_error:
-        raise ServerRefused(f"{answer.status_code} {answer.reason_phrase}: {_reason(answer)}")
+        raise ServerRefused(_status(answer))
     return TrustReport(shown_as, trusted=True, signed_now=True)
 
 
-def _reason(answer: httpx.Response) -> str:
-    """jupyter_server's error body says why in ``message``; otherwise the start of the body."""
+def _status(answer: httpx.Response) -> str:
+    """The status line, whose reason phrase is all an HTML error page tells a program, and
+    the ``message`` of a JSON error body."""
+    line = f"{answer.status_code} {answer.reason_phrase}"
     try:
         message = answer.json().get("message")
     except (ValueError, AttributeError):
         message = None
-    return str(message) if message else answer.text[:200].strip() or "no reason given"
+    return f"{line}: {message}" if message else line

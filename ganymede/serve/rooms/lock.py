@@ -6,6 +6,10 @@ undo the other's saves, so the first room to open a file takes an exclusive ``fl
 read-only. The kernel drops a flock when its process exits, however it exits, so a crashed
 owner never leaves a file locked for good. Lock files are never deleted: deleting one while
 another process waits on it would let two processes hold "the" lock on two different inodes.
+
+The holder writes its process id into the lock file, so a server whose room is read-only can
+name the server that owns the file. A room whose file is renamed through the contents API moves
+to the new path's lock, so the lock keeps naming the file wherever it lives.
 """
 
 from __future__ import annotations
@@ -57,7 +61,17 @@ class RoomLock:
             os.close(fd)
             raise
         self._fd = fd
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode("ascii"), 0)
         return True
+
+    def holder(self) -> int | None:
+        """The process id the holder wrote; None if nobody wrote one (or it was just taken)."""
+        try:
+            text = self.path.read_text(encoding="ascii").strip()
+        except (OSError, UnicodeDecodeError):
+            return None
+        return int(text) if text.isdigit() else None
 
     def still_held(self) -> bool:
         """Whether the lock is still this file's: False (and released) once the lock file at
@@ -114,6 +128,24 @@ class LockKeeper:
         self.log = log
         self.interval = interval
         self._task: asyncio.Task[None] | None = None
+
+    def move(self, real_path: Path, runtime_dir: Path) -> None:
+        """The room's file now lives at ``real_path``: hold that path's lock instead.
+
+        Taken before the old one is let go, so no other server finds the file unlocked in
+        between. A writable room whose new path is locked already (another server's room has
+        a file there) turns read-only; each check then tries for the new lock as usual.
+        """
+        moved = RoomLock(real_path, runtime_dir)
+        if moved.path == self.lock.path:
+            return
+        if not self.room.read_only and not moved.try_acquire():
+            self.log.warning(
+                "room %s: another server has its new path open; read-only now", self.room.name
+            )
+            self.room.read_only = True
+        self.lock.release()
+        self.lock = moved
 
     async def start(self) -> None:
         if self._task is not None:

@@ -80,6 +80,19 @@ class RoomManager:
                 return True
         return False
 
+    def owner_pid(self, api_path: str) -> int | None:
+        """The process id of the server that owns the file a read-only room here has open."""
+        room = self.open_notebook_room(api_path)
+        keeper = self._keepers.get(room) if room is not None and room.read_only else None
+        return keeper.lock.holder() if keeper is not None else None
+
+    async def follow_renames(self) -> None:
+        """A rename through the contents API has moved file ids: rooms whose file moved follow
+        it now (path, watch, lock) rather than when the watcher notices."""
+        for room in list(self._watched):
+            if self._rooms.get(room.name) is room:
+                await self._follow(room)
+
     def open_notebook_room(self, api_path: str) -> DocumentRoom | None:
         """The room open on the notebook at ``api_path``, if any (by its file id)."""
         file_id = self.file_ids.get_id(api_path)
@@ -239,6 +252,9 @@ class RoomManager:
             return
         if self._watched.get(room) != path:
             self.log.info("room %s: its file is now at %s", room.name, path)
+            keeper = self._keepers.get(room)
+            if keeper is not None:
+                keeper.move(path.resolve(), self.runtime_dir)
             self._unwatch(room)
             await self._watch(room)
             # A write to the new path before it was watched has no event of its own.

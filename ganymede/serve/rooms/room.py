@@ -168,6 +168,7 @@ class DocumentRoom(AwarenessRoom):
 
     async def start(self) -> None:
         await self._trust.load(self._base, self.document.shared.path)
+        self._mark_trusted_cells()
         await self._autosave.start()
 
     async def stop(self) -> None:
@@ -232,7 +233,16 @@ class DocumentRoom(AwarenessRoom):
     async def trust(self) -> SaveStatus:
         """Trust every output the notebook holds (a person asked), then save and sign it."""
         self._trust.trust_all()
-        return await self.save(explicit=True)
+        self._mark_trusted_cells()
+        status = await self.save(explicit=True)
+        if status == "success":
+            await self._trust.sign_unwritten(self._base, self.document.shared.path)
+        return status
+
+    def _mark_trusted_cells(self) -> None:
+        """Show clients which cells' outputs are trusted (see ``trust``); not an edit."""
+        with self._own_changes():
+            self._trust.mark_cells()
 
     @contextlib.contextmanager
     def writing_as(self, author: Author) -> Iterator[None]:
@@ -370,6 +380,7 @@ class DocumentRoom(AwarenessRoom):
                 apply_merge(self.document, merge)
             if not merge.file_changed:
                 self._mark_saved(self._edits, self.document.to_bytes(), snapshot.hash)
+        self._mark_trusted_cells()  # outputs taken in from the file are trusted by its signature
         return merge
 
     def _mark_saved(self, edits: int, data: bytes, file_hash: str) -> None:

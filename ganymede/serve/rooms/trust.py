@@ -13,6 +13,12 @@ follows each cell's outputs as they change:
 - written by the server after ``trust_outputs(cell_id)`` (a run on this server): trusted;
   written by the server otherwise: not trusted.
 
+JupyterLab decides whether to render a cell's HTML and run its scripts from the cell's
+``metadata.trusted``, read once as it builds the cell (on opening or reloading the notebook), so
+the room marks every code cell whose outputs it trusts and unmarks the others, as
+jupyter_server marks cells when it reads a signed notebook. Files never hold the mark: it is
+dropped on save.
+
 The notary is SQLite: checking and signing run in a worker thread.
 """
 
@@ -123,6 +129,22 @@ class OutputTrust:
             for cell_id, outputs in self._code_cells()
         )
 
+    def mark_cells(self) -> None:
+        """Set each code cell's ``metadata.trusted`` to whether its outputs are trusted; the
+        caller makes this one transaction of the room's own. Cells already right are left
+        alone, so nothing changes (and no update goes out) when no trust changed."""
+        if not self.enabled:
+            return
+        for cell in self._document.shared.ycells:
+            metadata = cell.get("metadata")
+            if cell.get("cell_type") != "code" or not isinstance(metadata, Map):
+                continue
+            trusted = self._cell_trusted(cell)
+            if trusted and metadata.get("trusted") is not True:
+                metadata["trusted"] = True
+            elif not trusted and "trusted" in metadata:
+                del metadata["trusted"]
+
     def capture(self, data: bytes) -> None:
         """The room serialised ``data`` to save it: judge it now, before any await."""
         if self.enabled:
@@ -132,6 +154,16 @@ class OutputTrust:
         """The file holds ``saved``: sign it if it is what was captured, all trusted."""
         if self._captured is None or self._captured[0] is not saved or not self._captured[1]:
             return
+        await self._sign(saved, path)
+
+    async def sign_unwritten(self, on_disk: bytes, path: str) -> None:
+        """A save found nothing to write, the file holding the room's content spelled its own
+        way (another program's key order, say): sign those bytes if every output is trusted,
+        since the room's own spelling of them is not what the file holds."""
+        if self.enabled and self.all_trusted():
+            await self._sign(on_disk, path)
+
+    async def _sign(self, saved: bytes, path: str) -> None:
         if saved == self._signed_data:
             return
         try:
@@ -146,6 +178,13 @@ class OutputTrust:
         if self._subscription is not None:
             self._document.shared.ycells.unobserve(self._subscription)
             self._subscription = None
+
+    def _cell_trusted(self, cell: Map) -> bool:
+        """``_is_trusted`` for a shared cell, reading its outputs only when that decides."""
+        state = self._cells.get(str(cell.get("id")), CellTrust.UNTRUSTED)
+        if state is CellTrust.CLIENT:
+            return self._is_trusted(*_code_cell_outputs(cell))
+        return state is not CellTrust.UNTRUSTED
 
     def _is_trusted(self, cell_id: str, outputs: list[Any]) -> bool:
         state = self._cells.get(cell_id, CellTrust.UNTRUSTED)
