@@ -14,6 +14,7 @@ seconds is over: its process is gone.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import time
@@ -21,6 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from jupyter_client.kernelspec import NoSuchKernel
 from jupyter_ydoc import YNotebook
 
 from ganymede.agent import (
@@ -37,6 +39,8 @@ from ganymede.agent import (
     request_names,
 )
 from ganymede.core import Notebooks, normalize_api_path
+from ganymede.core.files import atomic_write
+from ganymede.core.paths import resolve
 from ganymede.errors import (
     EditRefused,
     NotebookNotFound,
@@ -45,8 +49,14 @@ from ganymede.errors import (
     UsageError,
 )
 from ganymede.fileid import FileIdStore
+from ganymede.grant import Grant
+from ganymede.host.api import Caller, Responder
+from ganymede.notebook.nbio import dumps_notebook
 from ganymede.notebook.provenance import NAMESPACE
 from ganymede.serve import room_edits
+from ganymede.serve.execution import Executions
+from ganymede.serve.execution.requests import CellRequest, ExecuteRequest
+from ganymede.serve.notebook_kernels import NotebookKernels
 from ganymede.serve.room_edits import RoomHolds
 from ganymede.serve.rooms import RoomManager
 from ganymede.serve.rooms.room import DocumentRoom
@@ -75,10 +85,19 @@ class Agents(Service):
         file_ids: FileIdStore,
         notebooks: Notebooks,
         log: logging.Logger,
+        *,
+        kernels: NotebookKernels,
+        executions: Executions,
+        host: Responder | None,
+        kernel_specs: Any,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.rooms = rooms
         self.notebooks = notebooks
+        self.kernels = kernels
+        self.executions = executions
+        self.host = host
+        self.kernel_specs = kernel_specs
         self.file_ids = file_ids
         self.log = log
         self.clock = clock
@@ -251,6 +270,99 @@ class Agents(Service):
         index = room_edits.index_of(notebook, cell_id)
         writer = Author(session.agent, AuthorKind.AGENT)
         room_edits.mark_request_done(room, notebook, index, writer=writer)
+
+    async def create(self, session_id: str, path: str, kernel: str | None) -> dict[str, Any]:
+        """A new empty notebook for ``kernel`` (else the server's default); FileExistsError
+        rather than overwrite anything."""
+        self.session(session_id)
+        api_path = normalize_api_path(path)
+        if not api_path.endswith(".ipynb"):
+            raise UsageError(f"{api_path}: a notebook's name ends in .ipynb")
+        target = resolve(self.notebooks.root, api_path)
+        if target.exists():
+            raise FileExistsError(f"{api_path} exists already")
+        name = kernel or self.kernels.kernel_manager.default_kernel_name
+        try:
+            spec = self.kernel_specs.get_kernel_spec(name)
+        except NoSuchKernel:
+            raise UsageError(f"this server has no kernel {name!r}") from None
+        content = {
+            "cells": [],
+            "metadata": {
+                "kernelspec": {
+                    "display_name": spec.display_name,
+                    "language": spec.language,
+                    "name": name,
+                },
+                "language_info": {"name": spec.language},
+            },
+            "nbformat": 4,
+            "nbformat_minor": 5,
+        }
+        target.parent.mkdir(parents=True, exist_ok=True)
+        await asyncio.to_thread(atomic_write, target, dumps_notebook(content).encode("utf-8"))
+        return {"path": api_path}
+
+    # Running
+
+    async def run(
+        self, session_id: str, path: str, cell_ids: Sequence[str], wait: float
+    ) -> dict[str, Any]:
+        """Run cells into the room on the notebook's kernel (started if none); answer with
+        the cells once they ran, or as they are when ``wait`` runs out."""
+        if not cell_ids or not all(isinstance(cell_id, str) for cell_id in cell_ids):
+            raise UsageError("ids must be a non-empty list of cell ids")
+        session = self.session(session_id)
+        api_path = normalize_api_path(path)
+        room, notebook = await self.holds.notebook(session.id, api_path)
+        file_id = self._file_id(api_path)
+        kernel_id = await self.kernels.ensure(api_path, notebook.get())
+        request = ExecuteRequest(
+            room_edits.notebook_room_name(file_id), [CellRequest(i, None) for i in cell_ids]
+        )
+        batch = await self.executions.submit(kernel_id, request)
+        if room.attribution is not None:
+            for cell_id in cell_ids:
+                room.attribution.record_run(cell_id, Author(session.agent, AuthorKind.AGENT))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(batch.done.wait()), wait)
+        self._moved_mark(session.agent, file_id, notebook, set(cell_ids))
+        cells = [
+            notebook.ycells[index].to_py()
+            for index, ycell in enumerate(notebook.ycells)
+            if ycell.get("id") in cell_ids
+        ]
+        return {"finished": batch.done.is_set(), "cells": cells, "error": batch.failure}
+
+    async def kernel(self, session_id: str, path: str, action: str) -> None:
+        self.session(session_id)
+        api_path = normalize_api_path(path)
+        if action == "restart":
+            await self.kernels.restart(api_path)
+        elif action == "interrupt":
+            await self.kernels.interrupt(api_path)
+        else:
+            raise UsageError(f"action must be restart or interrupt, not {action!r}")
+
+    async def run_notebook(
+        self, session_id: str, path: str, params: Any, save: Any
+    ) -> dict[str, Any]:
+        """``notebooks.run`` for an agent: the host API's runs, with the server's full grant
+        (an agent holds the server's token; grants limit kernels, not it)."""
+        session = self.session(session_id)
+        if self.host is None:
+            raise UsageError("this server runs no notebooks for agents")
+        caller = Caller(
+            kernel_id=f"agent-{session.id}",
+            notebook=None,
+            grant=Grant(read=("",), run=("",), edit_self=False),
+            self_calls=False,
+        )
+        call: dict[str, Any] = {"path": path, "params": params or {}}
+        if save is not None:
+            call["save"] = save
+        result: dict[str, Any] = await self.host.call(caller, "notebooks.run", call)
+        return result
 
     def _check_seen(
         self, agent: str, file_id: str, room: DocumentRoom, notebook: YNotebook, index: int

@@ -23,6 +23,7 @@ from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
 from ganymede.serve.execution import EXECUTIONS_SETTINGS_KEY, Executions
 from ganymede.serve.handlers import default_handlers
 from ganymede.serve.host_rooms import HostRooms, room_notebook_reader
+from ganymede.serve.notebook_kernels import NotebookKernels
 from ganymede.serve.rooms import ROOMS_SETTINGS_KEY, RoomManager
 
 
@@ -61,6 +62,7 @@ class GanymedeExtension(ExtensionApp):
         self.settings[ROOMS_SETTINGS_KEY] = rooms
         self.context.on_stop(rooms.stop)
         notebooks = Notebooks(root, room_notebook_reader(rooms))
+        self.context.notebooks = notebooks
         self.context.host = HostResponder(
             notebooks,
             self.context.grants,
@@ -71,7 +73,16 @@ class GanymedeExtension(ExtensionApp):
         executions = Executions(self.serverapp.kernel_manager, rooms, self.log)
         self.settings[EXECUTIONS_SETTINGS_KEY] = executions
         self.context.on_stop(executions.stop)  # runs first: batches end before rooms save
-        agents = Agents(rooms, file_ids, notebooks, self.log)
+        agents = Agents(
+            rooms,
+            file_ids,
+            notebooks,
+            self.log,
+            kernels=NotebookKernels(self.serverapp.session_manager, self.serverapp.kernel_manager),
+            executions=executions,
+            host=self.context.host,
+            kernel_specs=self.serverapp.kernel_spec_manager,
+        )
         self.settings[AGENTS_SETTINGS_KEY] = agents
         self.context.on_stop(agents.stop)  # before the rooms: sessions let go of theirs
         if config.serve.server_side_execution:

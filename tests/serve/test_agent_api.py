@@ -250,3 +250,71 @@ async def test_list_search_and_results_read_open_rooms(
         assert hits()[0]["path"] == path
     assert api.get("api/agent/results", params={"path": path}).json() == {"results": {}}
     assert api.get("api/agent/search", params={"query": "x", "limit": "many"}).status_code == 400
+
+
+async def test_cells_run_into_the_room_on_the_notebooks_own_session(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    path = notebook_file(server.root, "run-me.ipynb", "x = 6 * 7", "print(x)")
+    claude, cursor = Agent(api), Agent(api, "cursor")
+    claude.read(path)
+    mark = cursor.read(path)["mark"]
+
+    answer = claude.call("run", path=path, ids=["cell-0", "cell-1"], wait=60)
+
+    assert answer.status_code == 200, answer.text
+    ran = answer.json()
+    assert ran["finished"] is True and ran["error"] is None
+    assert ran["cells"][1]["outputs"][0]["text"] == "42\n"
+    assert ran["cells"][1]["execution_count"] == 2
+    sessions = [s for s in api.get("api/sessions").json() if s["path"] == path]
+    assert len(sessions) == 1  # a person opening the notebook joins this kernel
+    assert claude.changed() == []  # its own run is no news to it
+    report = cursor.read(since=mark)["changes"]
+    assert [(e["id"], e["change"], e["by"]) for e in report] == [
+        ("cell-0", ["ran"], "claude-code"),
+        ("cell-1", ["ran"], "claude-code"),
+    ]
+    assert claude.call("kernel", path=path, action="interrupt").status_code == 200
+    assert claude.call("kernel", path=path, action="restart").status_code == 200
+    assert claude.call("kernel", path=path, action="explode").status_code == 400
+
+
+async def test_a_run_longer_than_wait_answers_unfinished_and_goes_on(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    path = notebook_file(server.root, "slow.ipynb", "import time\ntime.sleep(1.5)\nprint('late')")
+    agent = Agent(api)
+
+    started = agent.call("run", path=path, ids=["cell-0"], wait=0).json()
+
+    assert started["finished"] is False
+    async with person(server, path, "Thomas") as thomas:
+        notebook: YNotebook = thomas.shared  # type: ignore[assignment]
+        await eventually(
+            lambda: notebook.get()["cells"][0]["outputs"] != [], "the output to arrive", 30
+        )
+        assert notebook.get()["cells"][0]["outputs"][0]["text"] == "late\n"
+
+
+async def test_notebooks_are_created_and_run_with_params_for_named_results(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    agent = Agent(api)
+    created = agent.call("create", path="made/new.ipynb")
+    assert created.status_code == 201, created.text
+    on_disk = nbformat.read(server.root / "made" / "new.ipynb", as_version=4)
+    assert on_disk.cells == [] and on_disk.metadata.kernelspec.name == "python3"
+    assert agent.call("create", path="made/new.ipynb").json()["error"] == "exists"
+    assert agent.call("create", path="made/new.txt").status_code == 400
+    assert agent.call("create", path="made/other.ipynb", kernel="cobol").status_code == 400
+    assert agent.call("kernel", path="made/new.ipynb", action="restart").status_code == 400
+
+    source = "from ganymede.kernel import params, result\nresult('double', params()['n'] * 2)"
+    path = notebook_file(server.root, "doubler.ipynb", source)
+    answer = agent.call("run-notebook", path=path, params={"n": 21})
+
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["status"] == "ok" and answer.json()["results"] == {"double": 42}
+    broken = agent.call("run-notebook", path=path, params={"n": 1}, save="everywhere")
+    assert broken.status_code == 422 and broken.json()["error"] == "failed"

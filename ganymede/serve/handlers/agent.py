@@ -3,7 +3,8 @@
 Every answer is JSON. A refusal is ``{"error": <code>, "message": <sentence>}``: 400
 ``bad_request`` (a malformed body or path), 404 ``unknown_session`` / ``unknown_mark`` /
 ``not_found`` / ``no_such_cell``, 409 ``changed_since_read`` (with ``cell`` as it is now and
-``by``, who changed it), 409 ``read_only`` (another server owns the file), 409 ``exists``.
+``by``, who changed it), 409 ``read_only`` (another server owns the file), 409 ``exists``;
+a failed notebook run answers 422 with the host API's code (``denied``, ``failed``, …).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ganymede.core import Notebooks
 from ganymede.errors import (
     CellNotFound,
     EditRefused,
+    HostCallError,
     NotebookNotFound,
     PathError,
     ReadOnlyRoom,
@@ -33,6 +35,7 @@ from ganymede.serve.agents import AGENTS_SETTINGS_KEY, Agents
 AUTH_RESOURCE = "contents"
 
 Answer = dict[str, Any] | list[Any] | None
+DEFAULT_WAIT = 60.0
 
 
 class AgentHandler(APIHandler):
@@ -80,6 +83,8 @@ class AgentHandler(APIHandler):
             return self.refuse(HTTPStatus.NOT_FOUND, "not_found", str(error))
         except FileExistsError as error:
             return self.refuse(HTTPStatus.CONFLICT, "exists", str(error))
+        except HostCallError as error:
+            return self.refuse(HTTPStatus.UNPROCESSABLE_ENTITY, error.code, error.message)
         self.set_status(status)
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps(result if result is not None else {}))
@@ -219,6 +224,72 @@ class RequestDoneHandler(AgentHandler):
         await self.answer(done)
 
 
+class CreateHandler(AgentHandler):
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        async def create() -> Answer:
+            body = self.body()
+            return await self.agents.create(
+                str(self.string(body, "session")),
+                str(self.string(body, "path")),
+                self.string(body, "kernel", required=False),
+            )
+
+        await self.answer(create, HTTPStatus.CREATED)
+
+
+class RunHandler(AgentHandler):
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        async def run() -> Answer:
+            body = self.body()
+            wait = body.get("wait", DEFAULT_WAIT)
+            if isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0:
+                raise UsageError("wait must be a number of seconds, 0 or more")
+            ids = body.get("ids")
+            if not isinstance(ids, list):
+                raise UsageError("ids must be a list of cell ids")
+            return await self.agents.run(
+                str(self.string(body, "session")), str(self.string(body, "path")), ids, wait
+            )
+
+        await self.answer(run)
+
+
+class KernelHandler(AgentHandler):
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        async def act() -> Answer:
+            body = self.body()
+            await self.agents.kernel(
+                str(self.string(body, "session")),
+                str(self.string(body, "path")),
+                str(self.string(body, "action")),
+            )
+            return {}
+
+        await self.answer(act)
+
+
+class RunNotebookHandler(AgentHandler):
+    @web.authenticated
+    @authorized
+    async def post(self) -> None:
+        async def run() -> Answer:
+            body = self.body()
+            return await self.agents.run_notebook(
+                str(self.string(body, "session")),
+                str(self.string(body, "path")),
+                body.get("params"),
+                body.get("save"),
+            )
+
+        await self.answer(run)
+
+
 class ChangedHandler(AgentHandler):
     @web.authenticated
     @authorized
@@ -239,4 +310,8 @@ default_handlers = [
     (r"/api/agent/cells", CellsHandler),
     (r"/api/agent/request-done", RequestDoneHandler),
     (r"/api/agent/changed", ChangedHandler),
+    (r"/api/agent/create", CreateHandler),
+    (r"/api/agent/run", RunHandler),
+    (r"/api/agent/kernel", KernelHandler),
+    (r"/api/agent/run-notebook", RunNotebookHandler),
 ]
