@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ganymede.config import Config
+from ganymede.core import Notebooks
 from ganymede.fileid import FileIdStore
 from ganymede.grant import Grants
 from ganymede.host.api import Responder
@@ -27,6 +28,9 @@ class GanymedeContext:
     log: logging.Logger
     grants: Grants = field(init=False)
     """Defaults from ``[host]`` over the per-notebook store; a bad ``[host]`` path fails here."""
+    notebooks: Notebooks | None = None
+    """The notebooks core over the root, reading open rooms (unsaved edits included); every
+    door (host responder, agent API, MCP tools) reads through this one."""
     host: Responder | None = None
     """Answers the host calls of the server's kernels (their comm drivers hand calls to it)."""
     _stop_hooks: list[StopHook] = field(default_factory=list)
