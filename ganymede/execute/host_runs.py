@@ -13,7 +13,5 @@ from ganymede.host.runs import RunOrder
 
 async def run_for_host(order: RunOrder) -> RunOutcome:
     """Run the ordered notebook on a fresh kernel; cancelling this shuts that kernel down."""
-    request = RunRequest(
-        path=order.path, notebook=order.notebook, params=order.params, timeout=order.timeout
-    )
+    request = RunRequest(path=order.path, notebook=order.notebook, params=order.params)
     return await run_notebook(request)

@@ -5,7 +5,7 @@ package does not import ``execute/``. The run's kernel answers host calls as a `
 level deeper, with the called notebook's grant narrowed by the caller's, and no self.* calls.
 Each calling kernel has ``RUNS_PER_KERNEL`` runs in flight at most; more wait their turn.
 Cancelling the call (the kernel sent cancel, or it ended) cancels the run, and the runner shuts
-the run's kernel down.
+the run's kernel down; so does a run that outlasts the call's ``timeout`` (error ``timeout``).
 """
 
 from __future__ import annotations
@@ -42,8 +42,6 @@ class RunOrder:
     notebook: dict[str, Any]
     """What to run: the room's notebook when one is open, else the file's."""
     params: dict[str, Any]
-    timeout: float | None
-    """Seconds each cell may run; None for no limit."""
     caller_of: Callable[[str], Caller]
     """The Caller the run's kernel answers as, given that kernel's id."""
 
@@ -103,10 +101,9 @@ class Runs:
             path=resolve(self.notebooks.root, target),
             notebook=notebook,
             params=run_params,
-            timeout=timeout,
             caller_of=lambda kernel_id: replace(run_caller, kernel_id=kernel_id),
         )
-        outcome = await self._in_slot(caller.kernel_id, order)
+        outcome = await self._in_slot(caller.kernel_id, order, timeout)
         answer: dict[str, Any] = {
             "status": outcome.status,
             "results": outcome.results,
@@ -125,14 +122,26 @@ class Runs:
             for call in slots.calls:
                 call.cancel()
 
-    async def _in_slot(self, kernel_id: str, order: RunOrder) -> RunResult:
+    async def _in_slot(self, kernel_id: str, order: RunOrder, timeout: float | None) -> RunResult:
+        """The run, once one of the kernel's slots is free; ``timeout`` bounds the run itself."""
         slots = self._slots.setdefault(kernel_id, _Slots())
         call = asyncio.current_task()
         assert call is not None
         slots.calls.add(call)
         try:
             async with slots.semaphore:
-                return await self.run_notebook(order)
+                deadline = asyncio.timeout(timeout)
+                try:
+                    async with deadline:
+                        return await self.run_notebook(order)
+                except TimeoutError:
+                    if not deadline.expired():
+                        raise
+                    raise HostCallError(
+                        "timeout",
+                        f"notebooks.run: the run took longer than {timeout:g} s; "
+                        "its kernel was shut down",
+                    ) from None
         finally:
             slots.calls.discard(call)
             if not slots.calls and self._slots.get(kernel_id) is slots:

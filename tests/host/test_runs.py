@@ -270,3 +270,25 @@ async def test_release_cancels_a_kernels_runs(
     await responder.release("k1")
     with pytest.raises(asyncio.CancelledError):
         await call
+
+
+async def test_a_run_past_its_timeout_is_stopped(
+    responder: HostResponder, runner: Runner, tmp_path: Path
+) -> None:
+    params = gate_params(tmp_path, "slow")  # never opened: the cell waits until the deadline
+    os.mkfifo(params["pid"])
+    call = asyncio.ensure_future(
+        responder.call(
+            caller(),
+            "notebooks.run",
+            {"path": "journal/gated.ipynb", "params": params, "timeout": 2},
+        )
+    )
+    pid = int(await asyncio.to_thread(Path(params["pid"]).read_text))
+    with pytest.raises(HostCallError) as failed:
+        await call
+    assert str(failed.value) == (
+        "timeout: notebooks.run: the run took longer than 2 s; its kernel was shut down"
+    )
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
