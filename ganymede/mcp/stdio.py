@@ -1,0 +1,69 @@
+"""``ganymede mcp`` over stdio: find the server (or embed one), open the door, close it cleanly.
+
+stdout carries MCP frames only: the SDK points file descriptor 1 at stderr while it serves, so
+kernels the server starts and stray prints cannot break the wire, and the embedded server's
+logs and banner go to stderr. SIGTERM (how clients stop their servers) ends the door as
+closing stdin does: the session is deleted and an embedded server saves its rooms and stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+from dataclasses import dataclass
+from pathlib import Path
+
+from ganymede.mcp.client import AgentClient
+from ganymede.mcp.embedded import EmbeddedServer
+from ganymede.mcp.link import AgentLink
+from ganymede.mcp.server import NotebookDoor
+from ganymede.serve.discover import ServerInfo, server_at, server_for
+
+
+@dataclass(frozen=True)
+class DoorOptions:
+    url: str | None
+    token: str | None
+    agent: str | None
+    root: Path
+    config_file: Path | None = None
+
+
+async def serve_stdio(options: DoorOptions) -> bool:
+    """Serve MCP on stdin/stdout until the client hangs up; True if a server was embedded."""
+    embedded: EmbeddedServer | None = None
+    server = _running_server(options)
+    if server is None:
+        embedded = EmbeddedServer(options.root, options.config_file)
+        server = await asyncio.to_thread(embedded.start)
+    try:
+        async with AgentClient(server) as client:
+            door = NotebookDoor(AgentLink(client, options.agent))
+            try:
+                if options.agent is not None:
+                    await door.link.open(None)
+                await _until_hung_up_or_terminated(door)
+            finally:
+                await door.close()
+    finally:
+        if embedded is not None:
+            await asyncio.to_thread(embedded.stop)
+    return embedded is not None
+
+
+def _running_server(options: DoorOptions) -> ServerInfo | None:
+    if options.url is not None:
+        return server_at(options.url, options.token)
+    return server_for(options.root)
+
+
+async def _until_hung_up_or_terminated(door: NotebookDoor) -> None:
+    serving = asyncio.ensure_future(door.mcp.run_stdio_async())
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGTERM, serving.cancel)
+    try:
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)

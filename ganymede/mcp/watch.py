@@ -1,0 +1,125 @@
+"""``ganymede mcp watch``: settled changes, one per line, for as long as it runs.
+
+It long-polls ``/api/agent/watch`` with the cursor of its last answer. When the server goes
+away it finds it again (the same URL, or the running server for the directory), waiting longer
+between tries up to ``MAX_BACKOFF``; a restarted server knows no old cursor, so polling starts
+again from its present, and an event already printed is never printed twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ganymede.errors import GanymedeError, ServerUnreachable, UsageError
+from ganymede.mcp.client import AgentClient
+from ganymede.serve.discover import ServerInfo
+
+FIRST_BACKOFF = 0.5
+MAX_BACKOFF = 10.0
+REMEMBERED_EVENTS = 10_000
+
+log = logging.getLogger("ganymede.mcp")
+
+
+@dataclass(frozen=True)
+class WatchOptions:
+    agent: str | None
+    every_change: bool
+    settle: float | None
+    notebooks: tuple[Path, ...] = ()
+
+
+class Printed:
+    """The events already shown, so a reconnect that hands one back does not show it again."""
+
+    def __init__(self, limit: int = REMEMBERED_EVENTS) -> None:
+        self._keys: OrderedDict[str, None] = OrderedDict()
+        self._limit = limit
+
+    def first_time(self, event: Mapping[str, Any]) -> bool:
+        key = repr(
+            (
+                event.get("path"),
+                event.get("id"),
+                tuple(event.get("change") or ()),
+                event.get("by"),
+                event.get("source"),
+            )
+        )
+        if key in self._keys:
+            return False
+        self._keys[key] = None
+        if len(self._keys) > self._limit:
+            self._keys.popitem(last=False)
+        return True
+
+
+class Watcher:
+    """Calls ``emit`` with every settled change worth a line, until cancelled."""
+
+    def __init__(
+        self,
+        find_server: Callable[[], ServerInfo | None],
+        options: WatchOptions,
+        emit: Callable[[Mapping[str, Any]], None],
+    ) -> None:
+        self.find_server = find_server
+        self.options = options
+        self.emit = emit
+        self.printed = Printed()
+        self.backoff = FIRST_BACKOFF
+
+    async def run(self) -> None:
+        while True:
+            server = self.find_server()
+            if server is None:
+                log.info("ganymede mcp watch: no server serves this directory yet")
+            else:
+                try:
+                    await self._poll(server)
+                except ServerUnreachable as error:
+                    log.info("ganymede mcp watch: %s", error)
+            await asyncio.sleep(self.backoff)
+            self.backoff = min(self.backoff * 2, MAX_BACKOFF)
+
+    async def _poll(self, server: ServerInfo) -> None:
+        wanted = _api_paths(server, self.options.notebooks)
+        cursor: str | None = None
+        async with AgentClient(server) as client:
+            while True:
+                try:
+                    answer = await client.watch(
+                        self.options.agent, self.options.every_change, self.options.settle, cursor
+                    )
+                except UsageError:
+                    if cursor is None:
+                        raise
+                    cursor = None  # a cursor from before a restart: start from the present
+                    continue
+                self.backoff = FIRST_BACKOFF
+                cursor = answer.get("cursor", cursor)
+                for event in answer.get("events") or []:
+                    if wanted is not None and event.get("path") not in wanted:
+                        continue
+                    if self.printed.first_time(event):
+                        self.emit(event)
+
+
+def _api_paths(server: ServerInfo, notebooks: Iterable[Path]) -> set[str] | None:
+    """The notebooks to report on, as the server names them; None: every notebook."""
+    chosen = list(notebooks)
+    if not chosen:
+        return None
+    paths = set()
+    for notebook in chosen:
+        api_path = server.api_path(notebook)
+        if api_path is None:
+            raise GanymedeError(f"{notebook}: not under the server's root")
+        paths.add(api_path)
+    return paths
