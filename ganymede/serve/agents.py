@@ -19,7 +19,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from jupyter_client.kernelspec import NoSuchKernel
@@ -54,6 +54,7 @@ from ganymede.host.api import Caller, Responder
 from ganymede.notebook.nbio import dumps_notebook
 from ganymede.notebook.provenance import NAMESPACE
 from ganymede.serve import room_edits
+from ganymede.serve.agent_watch import Watcher
 from ganymede.serve.execution import Executions
 from ganymede.serve.execution.requests import CellRequest, ExecuteRequest
 from ganymede.serve.notebook_kernels import NotebookKernels
@@ -64,6 +65,7 @@ from ganymede.serve.service import Service
 
 AGENTS_SETTINGS_KEY = "ganymede_agents"
 SESSION_TIMEOUT = 120.0
+LONG_POLL = 25.0
 REAP_INTERVAL = 10.0
 EDIT_OPERATIONS = ("add", "edit", "delete", "move")
 
@@ -90,6 +92,7 @@ class Agents(Service):
         executions: Executions,
         host: Responder | None,
         kernel_specs: Any,
+        settle: float = 3.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.rooms = rooms
@@ -98,6 +101,8 @@ class Agents(Service):
         self.executions = executions
         self.host = host
         self.kernel_specs = kernel_specs
+        self.settle = settle
+        self._watchers: dict[tuple[str, bool, float], Watcher] = {}
         self.file_ids = file_ids
         self.log = log
         self.clock = clock
@@ -111,6 +116,9 @@ class Agents(Service):
             self._reaper.cancel()
         self._sessions.clear()
         self.holds.release_all()
+        for watcher in self._watchers.values():
+            watcher.stop()
+        self._watchers.clear()
 
     # Sessions
 
@@ -120,8 +128,7 @@ class Agents(Service):
         now = self.clock()
         session = AgentSession(secrets.token_hex(8), agent.strip(), now, now)
         self._sessions[session.id] = session
-        if self._reaper is None:  # the server's loop runs once a request comes
-            self._reaper = asyncio.create_task(self._reap())
+        self._start_reaper()
         self.log.info("ganymede: agent %s started session %s", session.agent, session.id)
         return session
 
@@ -207,6 +214,46 @@ class Agents(Service):
                     }
                 )
         return answers
+
+    async def watch(
+        self,
+        agent: str,
+        *,
+        everything: bool,
+        settle: float | None,
+        epoch: str | None,
+        after: int,
+        timeout: float = LONG_POLL,
+    ) -> dict[str, Any]:
+        """Settled changes past ``after`` (waiting up to ``timeout`` for one); a client that
+        names another ``epoch`` (a restarted server) gets everything this watcher has."""
+        settle = self.settle if settle is None else settle
+        if settle < 0:
+            raise UsageError("settle must be 0 or more seconds")
+        key = (agent, everything, settle)
+        watcher = self._watchers.get(key)
+        if watcher is None:
+            watcher = self._watchers[key] = Watcher(
+                self.rooms,
+                self.file_ids,
+                lambda content, started: self._watch_reader(agent, content, started),
+                everything=everything,
+                settle=settle,
+                clock=self.clock,
+            )
+            self._start_reaper()
+        if epoch != watcher.epoch:
+            after = 0
+        events = await watcher.after(after, timeout)
+        return {"epoch": watcher.epoch, "cursor": after + len(events), "events": events}
+
+    def _watch_reader(self, agent: str, content: Mapping[str, Any], started: float) -> Reader:
+        """A watcher counts requests from when it started, or the agent's session if older."""
+        reader = self._reader(agent, content)
+        session = reader.session_started
+        return replace(
+            reader, session_started=started if session is None else min(session, started)
+        )
 
     # Editing
 
@@ -405,6 +452,10 @@ class Agents(Service):
             raise NotebookNotFound(f"the notebook of mark (file id {file_id})")
         return path
 
+    def _start_reaper(self) -> None:
+        if self._reaper is None:  # the server's loop runs once a request comes
+            self._reaper = asyncio.create_task(self._reap())
+
     async def _reap(self) -> None:
         while True:
             await asyncio.sleep(REAP_INTERVAL)
@@ -412,6 +463,10 @@ class Agents(Service):
             for session in [s for s in self._sessions.values() if s.last_seen < cutoff]:
                 self.log.info("ganymede: agent session %s went silent, ending it", session.id)
                 self.close_session(session.id)
+            for key, watcher in list(self._watchers.items()):
+                if watcher.idle:
+                    watcher.stop()
+                    del self._watchers[key]
 
 
 def done_requests(cells: Sequence[Mapping[str, Any]]) -> frozenset[str]:

@@ -82,6 +82,7 @@ class GanymedeExtension(ExtensionApp):
             executions=executions,
             host=self.context.host,
             kernel_specs=self.serverapp.kernel_spec_manager,
+            settle=config.agent.settle,
         )
         self.settings[AGENTS_SETTINGS_KEY] = agents
         self.context.on_stop(agents.stop)  # before the rooms: sessions let go of theirs

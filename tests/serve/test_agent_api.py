@@ -318,3 +318,58 @@ async def test_notebooks_are_created_and_run_with_params_for_named_results(
     assert answer.json()["status"] == "ok" and answer.json()["results"] == {"double": 42}
     broken = agent.call("run-notebook", path=path, params={"n": 1}, save="everywhere")
     assert broken.status_code == 422 and broken.json()["error"] == "failed"
+
+
+async def test_watch_reports_a_persons_request_once_settled_and_not_his_other_edits(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    path = notebook_file(server.root, "watched.ipynb", "rows = load()")
+    params = {"agent": "watcher-test", "settle": "0.5"}
+    first = api.get("api/agent/watch", params={**params, "wait": "0"}).json()
+    assert first["events"] == [] and first["cursor"] == 0
+
+    async with person(server, path, "Thomas") as thomas:
+        type_into(thomas, 0, "  # all of them")
+        notebook: YNotebook = thomas.shared  # type: ignore[assignment]
+        request = {"cell_type": "markdown", "id": "ask", "source": "@agent check the 2019 rows"}
+        notebook.append_cell({**request, "metadata": {}})
+        async with httpx.AsyncClient(base_url=api.base_url, headers=api.headers) as client:
+            answer = await client.get(
+                "api/agent/watch",
+                params={**params, "epoch": first["epoch"], "after": "0", "wait": "20"},
+                timeout=30,
+            )
+    watched = answer.json()
+    assert [(e["path"], e["id"], e["change"], e["by"]) for e in watched["events"]] == [
+        (path, "ask", ["added", "request"], "Thomas")
+    ]
+    assert watched["events"][0]["source"] == "@agent check the 2019 rows"
+    assert watched["cursor"] == 1
+    again = api.get(
+        "api/agent/watch", params={**params, "epoch": first["epoch"], "after": "1", "wait": "0"}
+    )
+    assert again.json()["events"] == []
+    elsewhere = api.get("api/agent/watch", params={**params, "epoch": "restarted", "wait": "0"})
+    assert elsewhere.json()["cursor"] == 1  # another epoch: everything this server has
+
+
+async def test_watch_all_reports_every_settled_change_by_others(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    path = notebook_file(server.root, "watched-all.ipynb", "a = 1", "b = 2")
+    async with person(server, path, "Maya") as maya:
+        params = {"agent": "watch-all", "all": "true", "settle": "0.3"}
+        first = api.get("api/agent/watch", params={**params, "wait": "0"}).json()
+        type_into(maya, 1, " + 1")
+        async with httpx.AsyncClient(base_url=api.base_url, headers=api.headers) as client:
+            answer = await client.get(
+                "api/agent/watch",
+                params={**params, "epoch": first["epoch"], "wait": "20"},
+                timeout=30,
+            )
+    events = answer.json()["events"]
+    assert [(e["id"], e["change"], e["by"], e["source"]) for e in events] == [
+        ("cell-1", ["edited"], "Maya", "b = 2 + 1")
+    ]
+    assert api.get("api/agent/watch", params={"agent": "x", "settle": "soon"}).status_code == 400
+    assert api.get("api/agent/watch", params={"agent": "x", "after": "-1"}).status_code == 400

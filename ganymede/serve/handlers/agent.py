@@ -30,7 +30,7 @@ from ganymede.errors import (
     UnknownSession,
     UsageError,
 )
-from ganymede.serve.agents import AGENTS_SETTINGS_KEY, Agents
+from ganymede.serve.agents import AGENTS_SETTINGS_KEY, LONG_POLL, Agents
 
 AUTH_RESOURCE = "contents"
 
@@ -290,6 +290,36 @@ class RunNotebookHandler(AgentHandler):
         await self.answer(run)
 
 
+class WatchHandler(AgentHandler):
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        async def watch() -> Answer:
+            settle = self.get_argument("settle", None)
+            after = self.get_argument("after", "0")
+            wait = self.get_argument("wait", str(LONG_POLL))
+            try:
+                settle_seconds = float(settle) if settle is not None else None
+            except ValueError:
+                raise UsageError(f"settle must be a number of seconds, not {settle!r}") from None
+            if not after.isdigit():
+                raise UsageError(f"after must be a cursor from an earlier answer, not {after!r}")
+            try:
+                wait_seconds = min(float(wait), LONG_POLL)
+            except ValueError:
+                raise UsageError(f"wait must be a number of seconds, not {wait!r}") from None
+            return await self.agents.watch(
+                self.get_argument("agent"),
+                everything=self.get_argument("all", "false").lower() in ("1", "true", "yes"),
+                settle=settle_seconds,
+                epoch=self.get_argument("epoch", None),
+                after=int(after),
+                timeout=max(wait_seconds, 0.0),
+            )
+
+        await self.answer(watch)
+
+
 class ChangedHandler(AgentHandler):
     @web.authenticated
     @authorized
@@ -314,4 +344,5 @@ default_handlers = [
     (r"/api/agent/run", RunHandler),
     (r"/api/agent/kernel", KernelHandler),
     (r"/api/agent/run-notebook", RunNotebookHandler),
+    (r"/api/agent/watch", WatchHandler),
 ]

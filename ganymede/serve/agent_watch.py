@@ -1,0 +1,167 @@
+"""Settled changes for an agent that waits: what ``ganymede mcp watch`` prints.
+
+A watcher looks at every open notebook room a few times a second. Once a room has had no
+change for ``settle`` seconds, it reports what changed since it last reported, cell by cell,
+and moves on; by default only request cells (a person asking the agent), with ``everything``
+every change by others. Watchers live in server memory: a client polls with the cursor of the
+last event it saw, and the ``epoch`` tells it when a restarted server began counting anew.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jupyter_ydoc import YNotebook
+
+from ganymede.agent import CellAuthors, CellState, Change, Reader, notebook_states, report_changes
+from ganymede.fileid import FileIdStore
+from ganymede.serve.rooms import RoomManager
+from ganymede.serve.rooms.room import DocumentRoom
+
+SCAN_INTERVAL = 0.25
+IDLE_TIMEOUT = 300.0
+"""A watcher nobody polled for this long stops (its client is gone)."""
+
+ReaderOf = Callable[[Mapping[str, Any], float], Reader]
+"""The reader a report is for, given the notebook and when the watcher started."""
+
+
+@dataclass
+class _Room:
+    """What the watcher knows of one room: the cells as last reported, and when it last
+    changed."""
+
+    states: tuple[CellState, ...]
+    reported_at: float
+    state_vector: bytes
+    changed_at: float
+    pending: bool = False
+
+
+class Watcher:
+    """One agent's feed of settled changes (requests only, or ``everything``)."""
+
+    def __init__(
+        self,
+        rooms: RoomManager,
+        file_ids: FileIdStore,
+        reader_of: ReaderOf,
+        *,
+        everything: bool,
+        settle: float,
+        clock: Callable[[], float],
+    ) -> None:
+        self.rooms = rooms
+        self.file_ids = file_ids
+        self.reader_of = reader_of
+        self.everything = everything
+        self.settle = settle
+        self.clock = clock
+        self.epoch = secrets.token_hex(4)
+        self.started = clock()
+        self.last_polled = self.started
+        self.events: list[dict[str, Any]] = []
+        self._rooms: dict[str, _Room] = {}
+        self._arrived = asyncio.Event()
+        self._scan(baseline=True)
+        self._task = asyncio.create_task(self._run())
+
+    @property
+    def cursor(self) -> int:
+        return len(self.events)
+
+    async def after(self, cursor: int, timeout: float) -> list[dict[str, Any]]:
+        """The events past ``cursor``, waiting up to ``timeout`` seconds for the first."""
+        self.last_polled = self.clock()
+        cursor = max(0, min(cursor, self.cursor))
+        if cursor == self.cursor:
+            self._arrived.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._arrived.wait(), timeout)
+        self.last_polled = self.clock()
+        return self.events[cursor:]
+
+    def stop(self) -> None:
+        self._task.cancel()
+
+    @property
+    def idle(self) -> bool:
+        return self.clock() - self.last_polled > IDLE_TIMEOUT
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(SCAN_INTERVAL)
+            self._scan(baseline=False)
+
+    def _scan(self, *, baseline: bool) -> None:
+        now = self.clock()
+        open_rooms = self.rooms.notebook_rooms()
+        for file_id in [known for known in self._rooms if known not in open_rooms]:
+            del self._rooms[file_id]
+        for file_id, room in open_rooms.items():
+            notebook = room.document.shared
+            if not isinstance(notebook, YNotebook):
+                continue
+            state_vector = room.document.doc.get_state()
+            known = self._rooms.get(file_id)
+            if known is None:
+                self._rooms[file_id] = self._first_sight(room, notebook, baseline, now)
+                continue
+            if state_vector != known.state_vector:
+                known.state_vector, known.changed_at, known.pending = state_vector, now, True
+            elif known.pending and now - known.changed_at >= self.settle:
+                self._report(file_id, room, notebook, known, now)
+
+    def _first_sight(
+        self, room: DocumentRoom, notebook: YNotebook, baseline: bool, now: float
+    ) -> _Room:
+        """A room open when the watcher started is its starting point. One opened since may
+        already hold what a person did in it: cells written since the watcher started are
+        left out of the starting point, so they are reported (as added) once it settles."""
+        states = notebook_states(notebook.get())
+        pending = False
+        if not baseline:
+            authors = _authors(room)
+            fresh = {
+                cell_id
+                for cell_id, stamps in authors.items()
+                if _touched_after(stamps, self.started)
+            }
+            pending = bool(fresh)
+            states = tuple(state for state in states if state.id not in fresh)
+        return _Room(states, self.started, room.document.doc.get_state(), now, pending)
+
+    def _report(
+        self, file_id: str, room: DocumentRoom, notebook: YNotebook, known: _Room, now: float
+    ) -> None:
+        content = notebook.get()
+        states = notebook_states(content)
+        report = report_changes(
+            known.states,
+            states,
+            _authors(room),
+            self.reader_of(content, self.started),
+            since=known.reported_at,
+        )
+        known.states, known.reported_at, known.pending = states, now, False
+        path = self.file_ids.get_path(file_id)
+        sources = {state.id: state.source for state in states}
+        for entry in report:
+            if not self.everything and Change.REQUEST not in entry.change:
+                continue
+            event = {"path": path, **entry.to_json(), "source": sources.get(entry.id, "")}
+            self.events.append(event)
+            self._arrived.set()
+
+
+def _touched_after(stamps: CellAuthors, moment: float) -> bool:
+    return any(stamp is not None and stamp.at > moment for stamp in (stamps.source, stamps.placed))
+
+
+def _authors(room: DocumentRoom) -> Mapping[str, CellAuthors]:
+    return room.attribution.authors() if room.attribution is not None else {}
