@@ -50,7 +50,9 @@ from ganymede.errors import (
 )
 from ganymede.fileid import FileIdStore
 from ganymede.grant import Grant
-from ganymede.host.api import Caller, Responder
+from ganymede.host.api import Caller
+from ganymede.host.params import Params
+from ganymede.host.runs import Runs
 from ganymede.notebook.nbio import dumps_notebook
 from ganymede.notebook.provenance import NAMESPACE
 from ganymede.serve import room_edits
@@ -68,6 +70,7 @@ SESSION_TIMEOUT = 120.0
 LONG_POLL = 25.0
 REAP_INTERVAL = 10.0
 EDIT_OPERATIONS = ("add", "edit", "delete", "move")
+RUN_PARAMS = ("path", "params", "save")
 
 
 @dataclass
@@ -90,7 +93,7 @@ class Agents(Service):
         *,
         kernels: NotebookKernels,
         executions: Executions,
-        host: Responder | None,
+        runs: Runs,
         kernel_specs: Any,
         settle: float = 3.0,
         clock: Callable[[], float] = time.monotonic,
@@ -99,7 +102,7 @@ class Agents(Service):
         self.notebooks = notebooks
         self.kernels = kernels
         self.executions = executions
-        self.host = host
+        self.runs = runs
         self.kernel_specs = kernel_specs
         self.settle = settle
         self._watchers: dict[tuple[str, bool, float], Watcher] = {}
@@ -397,19 +400,16 @@ class Agents(Service):
         """``notebooks.run`` for an agent: the host API's runs, with the server's full grant
         (an agent holds the server's token; grants limit kernels, not it)."""
         session = self.session(session_id)
-        if self.host is None:
-            raise UsageError("this server runs no notebooks for agents")
         caller = Caller(
             kernel_id=f"agent-{session.id}",
             notebook=None,
             grant=Grant(read=("",), run=("",), edit_self=False),
             self_calls=False,
         )
-        call: dict[str, Any] = {"path": path, "params": params or {}}
+        call: dict[str, Any] = {"path": path, "params": params if params is not None else {}}
         if save is not None:
             call["save"] = save
-        result: dict[str, Any] = await self.host.call(caller, "notebooks.run", call)
-        return result
+        return await self.runs.run(caller, Params("notebooks.run", call, RUN_PARAMS))
 
     def _check_seen(
         self, agent: str, file_id: str, room: DocumentRoom, notebook: YNotebook, index: int

@@ -17,6 +17,7 @@ from ganymede.core import Notebooks
 from ganymede.execute.host_runs import run_for_host
 from ganymede.fileid import FileIdStore
 from ganymede.host.responder import HostResponder
+from ganymede.host.runs import Runs
 from ganymede.serve.agents import AGENTS_SETTINGS_KEY, Agents
 from ganymede.serve.contents import GanymedeContentsManager
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
@@ -80,7 +81,7 @@ class GanymedeExtension(ExtensionApp):
             self.log,
             kernels=NotebookKernels(self.serverapp.session_manager, self.serverapp.kernel_manager),
             executions=executions,
-            host=self.context.host,
+            runs=Runs(notebooks, self.context.grants, run_for_host),
             kernel_specs=self.serverapp.kernel_spec_manager,
             settle=config.agent.settle,
         )

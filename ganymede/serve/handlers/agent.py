@@ -94,6 +94,18 @@ class AgentHandler(APIHandler):
         self.set_header("Content-Type", "application/json")
         self.finish(json.dumps({"error": code, "message": message, **extra}))
 
+    def flag(self, name: str) -> bool:
+        return self.get_argument(name, "false").lower() in ("1", "true", "yes")
+
+    def seconds(self, name: str, value: str) -> float:
+        try:
+            seconds = float(value)
+        except ValueError:
+            raise UsageError(f"{name} must be a number of seconds, not {value!r}") from None
+        if seconds < 0:
+            raise UsageError(f"{name} must be 0 or more seconds")
+        return seconds
+
     def string(self, body: dict[str, Any], key: str, *, required: bool = True) -> str | None:
         value = body.get(key)
         if value is None and not required:
@@ -103,17 +115,39 @@ class AgentHandler(APIHandler):
         return value
 
 
-class SessionsHandler(AgentHandler):
+class PostHandler(AgentHandler):
+    """An endpoint that acts on a JSON body: subclasses say what ``act`` does with it."""
+
+    created = False
+
+    async def act(self, body: dict[str, Any]) -> Answer:
+        raise NotImplementedError
+
     @web.authenticated
     @authorized
     async def post(self) -> None:
-        async def open_session() -> Answer:
-            agent = self.string(self.body(), "agent")
-            assert agent is not None
-            session = self.agents.open_session(agent)
-            return {"session": session.id, "agent": session.agent}
+        status = HTTPStatus.CREATED if self.created else HTTPStatus.OK
+        await self.answer(lambda: self.act(self.body()), status)
 
-        await self.answer(open_session, HTTPStatus.CREATED)
+
+class QueryHandler(AgentHandler):
+    """An endpoint that answers a query string: subclasses say what ``look`` returns."""
+
+    async def look(self) -> Answer:
+        raise NotImplementedError
+
+    @web.authenticated
+    @authorized
+    async def get(self) -> None:
+        await self.answer(self.look)
+
+
+class SessionsHandler(PostHandler):
+    created = True
+
+    async def act(self, body: dict[str, Any]) -> Answer:
+        session = self.agents.open_session(str(self.string(body, "agent")))
+        return {"session": session.id, "agent": session.agent}
 
 
 class SessionHandler(AgentHandler):
@@ -134,200 +168,126 @@ class SessionHandler(AgentHandler):
         self.finish()
 
 
-class ListHandler(AgentHandler):
-    @web.authenticated
-    @authorized
-    async def get(self) -> None:
-        async def listing() -> Answer:
-            return {"entries": self.notebooks.list(self.get_argument("dir", ""))}
-
-        await self.answer(listing)
+class ListHandler(QueryHandler):
+    async def look(self) -> Answer:
+        return {"entries": self.notebooks.list(self.get_argument("dir", ""))}
 
 
-class SearchHandler(AgentHandler):
-    @web.authenticated
-    @authorized
-    async def get(self) -> None:
-        async def search() -> Answer:
-            limit = self.get_argument("limit", None)
-            if limit is not None and not limit.isdigit():
-                raise UsageError(f"limit must be a whole number, not {limit!r}")
-            options: dict[str, Any] = {
-                "dir": self.get_argument("dir", ""),
-                "outputs": self.get_argument("outputs", "false").lower() in ("1", "true", "yes"),
-                "cell_type": self.get_argument("cell_type", None),
-            }
-            if limit is not None:
-                options["limit"] = int(limit)
-            return self.notebooks.search(self.get_argument("query"), **options)
-
-        await self.answer(search)
+class SearchHandler(QueryHandler):
+    async def look(self) -> Answer:
+        limit = self.get_argument("limit", None)
+        if limit is not None and not limit.isdigit():
+            raise UsageError(f"limit must be a whole number, not {limit!r}")
+        options: dict[str, Any] = {
+            "dir": self.get_argument("dir", ""),
+            "outputs": self.flag("outputs"),
+            "cell_type": self.get_argument("cell_type", None),
+        }
+        if limit is not None:
+            options["limit"] = int(limit)
+        return self.notebooks.search(self.get_argument("query"), **options)
 
 
-class ResultsHandler(AgentHandler):
-    @web.authenticated
-    @authorized
-    async def get(self) -> None:
-        async def results() -> Answer:
-            return {"results": self.notebooks.results(self.get_argument("path"))}
-
-        await self.answer(results)
+class ResultsHandler(QueryHandler):
+    async def look(self) -> Answer:
+        return {"results": self.notebooks.results(self.get_argument("path"))}
 
 
-class ReadHandler(AgentHandler):
-    @web.authenticated
-    @authorized
-    async def post(self) -> None:
-        async def read() -> Answer:
-            body = self.body()
-            return await self.agents.read(
-                str(self.string(body, "session")),
-                self.string(body, "path", required=False),
-                self.string(body, "since", required=False),
-            )
-
-        await self.answer(read)
+class ChangedHandler(QueryHandler):
+    async def look(self) -> Answer:
+        return {"notebooks": self.agents.changed(self.get_argument("agent"))}
 
 
-class CellsHandler(AgentHandler):
-    @web.authenticated
-    @authorized
-    async def post(self) -> None:
-        async def edit() -> Answer:
-            body = self.body()
-            return await self.agents.edit(
-                str(self.string(body, "session")),
-                str(self.string(body, "path")),
-                str(self.string(body, "op")),
-                cell_id=self.string(body, "id", required=False),
-                source=self.string(body, "source", required=False),
-                cell_type=self.string(body, "cell_type", required=False) or "code",
-                after=self.string(body, "after", required=False),
-            )
-
-        await self.answer(edit)
+class WatchHandler(QueryHandler):
+    async def look(self) -> Answer:
+        after = self.get_argument("after", "0")
+        if not after.isdigit():
+            raise UsageError(f"after must be a cursor from an earlier answer, not {after!r}")
+        settle = self.get_argument("settle", None)
+        return await self.agents.watch(
+            self.get_argument("agent"),
+            everything=self.flag("all"),
+            settle=None if settle is None else self.seconds("settle", settle),
+            epoch=self.get_argument("epoch", None),
+            after=int(after),
+            timeout=min(self.seconds("wait", self.get_argument("wait", str(LONG_POLL))), LONG_POLL),
+        )
 
 
-class RequestDoneHandler(AgentHandler):
-    @web.authenticated
-    @authorized
-    async def post(self) -> None:
-        async def done() -> Answer:
-            body = self.body()
-            await self.agents.request_done(
-                str(self.string(body, "session")),
-                str(self.string(body, "path")),
-                str(self.string(body, "id")),
-            )
-            return {}
-
-        await self.answer(done)
+class ReadHandler(PostHandler):
+    async def act(self, body: dict[str, Any]) -> Answer:
+        return await self.agents.read(
+            str(self.string(body, "session")),
+            self.string(body, "path", required=False),
+            self.string(body, "since", required=False),
+        )
 
 
-class CreateHandler(AgentHandler):
-    @web.authenticated
-    @authorized
-    async def post(self) -> None:
-        async def create() -> Answer:
-            body = self.body()
-            return await self.agents.create(
-                str(self.string(body, "session")),
-                str(self.string(body, "path")),
-                self.string(body, "kernel", required=False),
-            )
-
-        await self.answer(create, HTTPStatus.CREATED)
+class CellsHandler(PostHandler):
+    async def act(self, body: dict[str, Any]) -> Answer:
+        return await self.agents.edit(
+            str(self.string(body, "session")),
+            str(self.string(body, "path")),
+            str(self.string(body, "op")),
+            cell_id=self.string(body, "id", required=False),
+            source=self.string(body, "source", required=False),
+            cell_type=self.string(body, "cell_type", required=False) or "code",
+            after=self.string(body, "after", required=False),
+        )
 
 
-class RunHandler(AgentHandler):
-    @web.authenticated
-    @authorized
-    async def post(self) -> None:
-        async def run() -> Answer:
-            body = self.body()
-            wait = body.get("wait", DEFAULT_WAIT)
-            if isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0:
-                raise UsageError("wait must be a number of seconds, 0 or more")
-            ids = body.get("ids")
-            if not isinstance(ids, list):
-                raise UsageError("ids must be a list of cell ids")
-            return await self.agents.run(
-                str(self.string(body, "session")), str(self.string(body, "path")), ids, wait
-            )
-
-        await self.answer(run)
+class RequestDoneHandler(PostHandler):
+    async def act(self, body: dict[str, Any]) -> Answer:
+        await self.agents.request_done(
+            str(self.string(body, "session")),
+            str(self.string(body, "path")),
+            str(self.string(body, "id")),
+        )
+        return {}
 
 
-class KernelHandler(AgentHandler):
-    @web.authenticated
-    @authorized
-    async def post(self) -> None:
-        async def act() -> Answer:
-            body = self.body()
-            await self.agents.kernel(
-                str(self.string(body, "session")),
-                str(self.string(body, "path")),
-                str(self.string(body, "action")),
-            )
-            return {}
+class CreateHandler(PostHandler):
+    created = True
 
-        await self.answer(act)
+    async def act(self, body: dict[str, Any]) -> Answer:
+        return await self.agents.create(
+            str(self.string(body, "session")),
+            str(self.string(body, "path")),
+            self.string(body, "kernel", required=False),
+        )
 
 
-class RunNotebookHandler(AgentHandler):
-    @web.authenticated
-    @authorized
-    async def post(self) -> None:
-        async def run() -> Answer:
-            body = self.body()
-            return await self.agents.run_notebook(
-                str(self.string(body, "session")),
-                str(self.string(body, "path")),
-                body.get("params"),
-                body.get("save"),
-            )
-
-        await self.answer(run)
+class RunHandler(PostHandler):
+    async def act(self, body: dict[str, Any]) -> Answer:
+        wait = body.get("wait", DEFAULT_WAIT)
+        if isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0:
+            raise UsageError("wait must be a number of seconds, 0 or more")
+        ids = body.get("ids")
+        if not isinstance(ids, list):
+            raise UsageError("ids must be a list of cell ids")
+        return await self.agents.run(
+            str(self.string(body, "session")), str(self.string(body, "path")), ids, wait
+        )
 
 
-class WatchHandler(AgentHandler):
-    @web.authenticated
-    @authorized
-    async def get(self) -> None:
-        async def watch() -> Answer:
-            settle = self.get_argument("settle", None)
-            after = self.get_argument("after", "0")
-            wait = self.get_argument("wait", str(LONG_POLL))
-            try:
-                settle_seconds = float(settle) if settle is not None else None
-            except ValueError:
-                raise UsageError(f"settle must be a number of seconds, not {settle!r}") from None
-            if not after.isdigit():
-                raise UsageError(f"after must be a cursor from an earlier answer, not {after!r}")
-            try:
-                wait_seconds = min(float(wait), LONG_POLL)
-            except ValueError:
-                raise UsageError(f"wait must be a number of seconds, not {wait!r}") from None
-            return await self.agents.watch(
-                self.get_argument("agent"),
-                everything=self.get_argument("all", "false").lower() in ("1", "true", "yes"),
-                settle=settle_seconds,
-                epoch=self.get_argument("epoch", None),
-                after=int(after),
-                timeout=max(wait_seconds, 0.0),
-            )
-
-        await self.answer(watch)
+class KernelHandler(PostHandler):
+    async def act(self, body: dict[str, Any]) -> Answer:
+        await self.agents.kernel(
+            str(self.string(body, "session")),
+            str(self.string(body, "path")),
+            str(self.string(body, "action")),
+        )
+        return {}
 
 
-class ChangedHandler(AgentHandler):
-    @web.authenticated
-    @authorized
-    async def get(self) -> None:
-        async def changed() -> Answer:
-            return {"notebooks": self.agents.changed(self.get_argument("agent"))}
-
-        await self.answer(changed)
+class RunNotebookHandler(PostHandler):
+    async def act(self, body: dict[str, Any]) -> Answer:
+        return await self.agents.run_notebook(
+            str(self.string(body, "session")),
+            str(self.string(body, "path")),
+            body.get("params"),
+            body.get("save"),
+        )
 
 
 default_handlers = [
