@@ -4,7 +4,10 @@ A kernel's shell replies go back to the socket that asked, so the server talks t
 its own client, built from the kernel manager's connection info with a session of its own:
 browsers connected to the same kernel never see these replies. iopub is a broadcast; messages
 are matched to the execution that caused them by ``parent_header.msg_id``, and everything else
-(other clients' runs) is read and dropped, so nothing piles up between runs.
+(other clients' runs) is read and dropped, so nothing piles up between runs. Messages already
+waiting on a socket are read together and handed over together (up to ``READ_TOGETHER``): a
+kernel printing faster than the room takes its output in costs one room transaction per read,
+not one per message.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -24,7 +27,9 @@ from jupyter_client.channels import AsyncZMQSocketChannel
 from ganymede.errors import KernelDied
 from ganymede.execute.kernel import HANDSHAKE_RESEND, IOPUB_GRACE, LIVENESS_INTERVAL
 
-IopubHandler = Callable[[str, Mapping[str, Any]], None]
+IopubHandler = Callable[[Sequence[tuple[str, Mapping[str, Any]]]], None]
+READ_TOGETHER = 1000
+"""At most this many waiting messages read at once: the room's clients still see progress."""
 
 
 class KernelProcess(Protocol):
@@ -170,31 +175,59 @@ class KernelConnection:
         assert channel.socket is not None
         while True:
             try:
-                frames = await asyncio.wait_for(channel.socket.recv_multipart(), LIVENESS_INTERVAL)
+                first = await asyncio.wait_for(channel.socket.recv_multipart(), LIVENESS_INTERVAL)
             except TimeoutError:
                 continue
-            try:
-                _, frames = session.feed_identities(frames)
-                self._dispatch(session.deserialize(frames), shell=shell)
-            except Exception:  # one bad message must not stop the reading: runs would hang
-                self.log.exception("execute: a kernel message could not be read or applied")
+            received = [first]
+            with contextlib.suppress(zmq.Again):
+                while len(received) < READ_TOGETHER:
+                    received.append(await channel.socket.recv_multipart(flags=zmq.NOBLOCK))
+            messages = []
+            for frames in received:
+                try:
+                    _, frames = session.feed_identities(frames)
+                    messages.append(session.deserialize(frames))
+                except Exception:  # one bad message must not stop the reading: runs would hang
+                    self.log.exception("execute: a kernel message could not be read")
+            self._dispatch(messages, shell=shell)
 
-    def _dispatch(self, message: Mapping[str, Any], *, shell: bool) -> None:
-        msg_type = message["msg_type"]
-        if shell:
-            if msg_type == "kernel_info_reply":
-                self._info_reply.set()
-        else:
-            self._iopub_live.set()
-        execution = self._executions.get(message["parent_header"].get("msg_id", ""))
-        if execution is None:
-            return
-        execution.last_heard = asyncio.get_running_loop().time()
-        if shell:
-            if msg_type == "execute_reply":
-                execution.reply = dict(message["content"])
-        elif msg_type == "status":
-            execution.idle = execution.idle or message["content"].get("execution_state") == "idle"
-        else:
-            execution.on_iopub(msg_type, message["content"])
-        execution.check()
+    def _dispatch(self, messages: list[Mapping[str, Any]], *, shell: bool) -> None:
+        """Each message to its execution; outputs in runs, one call per run of one execution."""
+        outputs: list[tuple[str, Mapping[str, Any]]] = []
+        outputs_of: _Execution | None = None
+        for message in messages:
+            execution = self._executions.get(message["parent_header"].get("msg_id", ""))
+            if outputs_of is not None and execution is not outputs_of:
+                self._hand_over(outputs_of, outputs)
+                outputs, outputs_of = [], None
+            msg_type = message["msg_type"]
+            if shell:
+                if msg_type == "kernel_info_reply":
+                    self._info_reply.set()
+            else:
+                self._iopub_live.set()
+            if execution is None:
+                continue
+            execution.last_heard = asyncio.get_running_loop().time()
+            if shell:
+                if msg_type == "execute_reply":
+                    execution.reply = dict(message["content"])
+            elif msg_type == "status":
+                state = message["content"].get("execution_state")
+                execution.idle = execution.idle or state == "idle"
+            else:
+                outputs.append((msg_type, message["content"]))
+                outputs_of = execution
+        if outputs_of is not None:
+            self._hand_over(outputs_of, outputs)
+        for execution in list(self._executions.values()):
+            execution.check()
+
+    def _hand_over(
+        self, execution: _Execution, outputs: list[tuple[str, Mapping[str, Any]]]
+    ) -> None:
+        """Outputs that cannot be applied are lost, not the replies read with them."""
+        try:
+            execution.on_iopub(outputs)
+        except Exception:
+            self.log.exception("execute: kernel output could not be applied")

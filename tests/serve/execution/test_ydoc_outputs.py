@@ -62,10 +62,10 @@ def test_start_running_clears_outputs_and_count() -> None:
 def test_streams_join_in_one_text_and_carriage_returns_rewrite_only_the_last_line() -> None:
     shared = notebook("a")
     outputs = RoomCellOutputs(shared, "a", RoomDisplays())
-    outputs.handle("clear_output", {"wait": False})
+    outputs.handle([("clear_output", {"wait": False})])
     texts = []
     for text in ["a📊\n10%", "\r20%", "\r3", "0%", "\r30%\ndone\n", "x\b", "y\n"]:
-        outputs.handle("stream", stream(text))
+        outputs.handle([("stream", stream(text))])
         texts.append(cell(shared, "a")["outputs"][0]["text"])
     assert texts == [
         "a📊\n10%",
@@ -76,23 +76,23 @@ def test_streams_join_in_one_text_and_carriage_returns_rewrite_only_the_last_lin
         "a📊\n30%\ndone\n",
         "a📊\n30%\ndone\ny\n",
     ]
-    outputs.handle("stream", stream("oops\n", "stderr"))
-    outputs.handle("stream", stream("more\n"))
+    outputs.handle([("stream", stream("oops\n", "stderr"))])
+    outputs.handle([("stream", stream("more\n"))])
     assert [o["name"] for o in cell(shared, "a")["outputs"]] == ["stdout", "stderr", "stdout"]
 
 
-def test_each_message_is_one_update_and_text_grows_at_its_end() -> None:
+def test_each_handing_over_is_one_update_and_text_grows_at_its_end() -> None:
     shared = notebook("a")
     outputs = RoomCellOutputs(shared, "a", RoomDisplays())
-    outputs.handle("clear_output", {"wait": False})
-    outputs.handle("stream", stream("first\n"))
+    outputs.handle([("clear_output", {"wait": False})])
+    outputs.handle([("stream", stream("first\n"))])
     updates: list[bytes] = []
 
     def collect(event: TransactionEvent) -> None:
         updates.append(event.update)
 
     subscription = shared.ydoc.observe(collect)
-    outputs.handle("stream", stream("second\n"))
+    outputs.handle([("stream", stream("second\n"))])
     shared.ydoc.unobserve(subscription)
     assert len(updates) == 1
     assert cell(shared, "a")["outputs"] == [
@@ -100,12 +100,66 @@ def test_each_message_is_one_update_and_text_grows_at_its_end() -> None:
     ]
 
 
+MIXED: list[tuple[str, dict[str, Any]]] = [
+    ("clear_output", {"wait": False}),
+    ("stream", stream("a\n10%")),
+    ("stream", stream("\r20%")),
+    ("stream", stream("\r")),
+    ("stream", stream("30%\n")),
+    ("stream", stream("warn\n", "stderr")),
+    ("stream", stream("x\b")),
+    ("stream", stream("y\n")),
+    ("clear_output", {"wait": True}),
+    ("stream", stream("kept\n")),
+    ("display_data", {"data": {"text/plain": "d"}, "metadata": {}}),
+    ("stream", stream("end")),
+]
+
+
+def test_messages_handed_over_together_give_what_they_give_one_by_one_in_one_update() -> None:
+    one_by_one, together = notebook("a"), notebook("a")
+    singly = RoomCellOutputs(one_by_one, "a", RoomDisplays())
+    for message in MIXED:
+        singly.handle([message])
+    updates: list[bytes] = []
+
+    def collect(event: TransactionEvent) -> None:
+        updates.append(event.update)
+
+    subscription = together.ydoc.observe(collect)
+    RoomCellOutputs(together, "a", RoomDisplays()).handle(MIXED)
+    together.ydoc.unobserve(subscription)
+    assert len(updates) == 1
+    assert cell(together, "a") == cell(one_by_one, "a")
+    assert [o.get("text") for o in cell(together, "a")["outputs"]] == ["kept\n", None, "end"]
+
+
+def test_ten_thousand_lines_handed_over_together_are_one_update() -> None:
+    shared = notebook("a")
+    outputs = RoomCellOutputs(shared, "a", RoomDisplays())
+    outputs.handle([("clear_output", {"wait": False})])
+    lines = [("stream", stream(f"{i}\n")) for i in range(10_000)]
+    updates: list[bytes] = []
+
+    def collect(event: TransactionEvent) -> None:
+        updates.append(event.update)
+
+    subscription = shared.ydoc.observe(collect)
+    outputs.handle(lines)
+    shared.ydoc.unobserve(subscription)
+    assert len(updates) == 1
+    expected = "".join(f"{i}\n" for i in range(10_000))
+    assert cell(shared, "a")["outputs"] == [
+        {"output_type": "stream", "name": "stdout", "text": expected}
+    ]
+
+
 def test_a_deferred_clear_waits_for_the_next_output() -> None:
     shared = notebook("a")
     outputs = RoomCellOutputs(shared, "a", RoomDisplays())
-    outputs.handle("clear_output", {"wait": True})
+    outputs.handle([("clear_output", {"wait": True})])
     assert cell(shared, "a")["outputs"][0]["text"] == "old\n"
-    outputs.handle("stream", stream("new\n"))
+    outputs.handle([("stream", stream("new\n"))])
     assert cell(shared, "a")["outputs"] == [
         {"output_type": "stream", "name": "stdout", "text": "new\n"}
     ]
@@ -115,16 +169,28 @@ def test_a_display_update_reaches_an_earlier_cell_and_keeps_the_output_type() ->
     shared = notebook("a", "b")
     displays = RoomDisplays()
     first = RoomCellOutputs(shared, "a", displays)
-    first.handle("execute_input", {"execution_count": 4})
+    first.handle([("execute_input", {"execution_count": 4})])
     first.handle(
-        "execute_result",
-        {"data": {"text/plain": "1"}, "metadata": {}, "transient": {"display_id": "d"}},
+        [
+            (
+                "execute_result",
+                {"data": {"text/plain": "1"}, "metadata": {}, "transient": {"display_id": "d"}},
+            )
+        ],
     )
     first.finish(4)
     second = RoomCellOutputs(shared, "b", displays)
     second.handle(
-        "update_display_data",
-        {"data": {"text/plain": "2"}, "metadata": {"m": 1}, "transient": {"display_id": "d"}},
+        [
+            (
+                "update_display_data",
+                {
+                    "data": {"text/plain": "2"},
+                    "metadata": {"m": 1},
+                    "transient": {"display_id": "d"},
+                },
+            )
+        ],
     )
     a = cell(shared, "a")
     assert a["outputs"][-1] == {
@@ -141,11 +207,15 @@ def test_a_display_cleared_since_is_not_updated() -> None:
     displays = RoomDisplays()
     outputs = RoomCellOutputs(shared, "a", displays)
     outputs.handle(
-        "display_data",
-        {"data": {"text/plain": "x"}, "metadata": {}, "transient": {"display_id": "d"}},
+        [
+            (
+                "display_data",
+                {"data": {"text/plain": "x"}, "metadata": {}, "transient": {"display_id": "d"}},
+            )
+        ],
     )
-    outputs.handle("clear_output", {"wait": False})
-    outputs.handle("error", {"ename": "E", "evalue": "v", "traceback": ["t"]})
+    outputs.handle([("clear_output", {"wait": False})])
+    outputs.handle([("error", {"ename": "E", "evalue": "v", "traceback": ["t"]})])
     displays.update("d", {"data": {"text/plain": "y"}, "metadata": {}})
     assert cell(shared, "a")["outputs"] == [
         {"output_type": "error", "ename": "E", "evalue": "v", "traceback": ["t"]}
@@ -155,14 +225,14 @@ def test_a_display_cleared_since_is_not_updated() -> None:
 def test_a_cell_moved_meanwhile_is_found_again_and_a_deleted_one_is_left_alone() -> None:
     shared = notebook("a", "b")
     outputs = RoomCellOutputs(shared, "a", RoomDisplays())
-    outputs.handle("stream", stream("before\n"))
+    outputs.handle([("stream", stream("before\n"))])
     moved = shared.get_cell(0)
     with shared.ydoc.transaction():
         del shared.ycells[0]
         shared.ycells.append(shared.create_ycell(moved))
-    outputs.handle("stream", stream("after\n"))
+    outputs.handle([("stream", stream("after\n"))])
     assert [o["text"] for o in cell(shared, "a")["outputs"]] == ["old\n", "before\n", "after\n"]
     del shared.ycells[1]
-    outputs.handle("stream", stream("gone\n"))
+    outputs.handle([("stream", stream("gone\n"))])
     outputs.finish(3)
     assert [c["id"] for c in shared.get()["cells"]] == ["b"]
