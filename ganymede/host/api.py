@@ -40,7 +40,9 @@ class Caller:
     notebook: str | None
     """API path of the kernel's notebook; None for a kernel started for no notebook."""
     grant: Grant
-    """Effective grant: already intersected with every grant up a run chain."""
+    """Effective grant: already intersected with every grant up a run chain. At depth 0 the
+    responder reads the notebook's grant again at every call, so a grant set while the kernel
+    runs applies to its next call."""
     depth: int = 0
     """0 for served and executed kernels, one more per ``notebooks.run`` in the chain."""
     self_calls: bool = True

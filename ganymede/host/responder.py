@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +72,7 @@ class HostResponder:
         self.log = log if log is not None else logging.getLogger(__name__)
         self._version = server_version()
         self._editor = editor
+        self._grants = grants
         self._runs = Runs(notebooks, grants, run_notebook) if run_notebook else None
         reads = Reads(notebooks, grants)
         self._methods: dict[str, _Method] = {
@@ -97,6 +98,9 @@ class HostResponder:
         entry = self._methods.get(method)
         if entry is None:
             raise HostCallError("unavailable", f"{method}: no such method on this server")
+        if caller.depth == 0:
+            # a grant set while the kernel runs applies to its next call
+            caller = replace(caller, grant=self._grants.for_notebook(caller.notebook))
         if method in SELF_METHODS:
             refusal = self_call_refusal(caller, method)
             if refusal is not None:

@@ -11,7 +11,7 @@ import pytest
 from ganymede.core import Notebooks
 from ganymede.errors import HostCallError
 from ganymede.fileid import FileIdStore
-from ganymede.grant import Grant, Grants, GrantStore, NotebookGrant
+from ganymede.grant import NO_GRANT, Grant, Grants, GrantStore, NotebookGrant
 from ganymede.host.api import PROTOCOL, Caller
 from ganymede.host.responder import HostResponder
 from ganymede.notebook.hashing import source_hash
@@ -62,11 +62,24 @@ def responder(root: Path, grants: Grants) -> HostResponder:
     return HostResponder(Notebooks(root), grants)
 
 
-def caller(notebook: str | None = "index.ipynb", grant: Grant | None = None) -> Caller:
-    return Caller("k1", notebook, grant if grant is not None else Grant())
+def caller(notebook: str | None = "index.ipynb") -> Caller:
+    """A served notebook's kernel: the responder reads its grant from the store at each call."""
+    return Caller("k1", notebook, Grant())
 
 
-JOURNAL_ONLY = Grant(read=("journal",), run=(), edit_self=True)
+@pytest.fixture
+def narrowed(store: GrantStore, file_ids: FileIdStore) -> Caller:
+    """index.ipynb's kernel once its own grant reads only journal/."""
+    store.set(file_ids.index("index.ipynb"), NotebookGrant(read=("journal",)), "index.ipynb")
+    return caller()
+
+
+@pytest.fixture
+def unreading(store: GrantStore, file_ids: FileIdStore) -> Caller:
+    """index.ipynb's kernel once its own grant reads nothing, runs nothing, edits nothing."""
+    nothing = NotebookGrant(read=(), run=(), edit_self=False)
+    store.set(file_ids.index("index.ipynb"), nothing, "index.ipynb")
+    return caller()
 
 
 async def refusal(responder: HostResponder, who: Caller, method: str, **params: Any) -> str:
@@ -84,11 +97,13 @@ async def test_hello_names_the_notebook_and_what_it_may_call(responder: HostResp
     assert hello["methods"] == ["hello", *READS]
 
 
-async def test_hello_without_reads_keeps_reading_itself(responder: HostResponder) -> None:
-    nothing = Grant(read=(), run=(), edit_self=False)
-    own = await responder.call(caller(grant=nothing), "hello", {})
+async def test_hello_without_reads_keeps_reading_itself(
+    responder: HostResponder, unreading: Caller
+) -> None:
+    own = await responder.call(unreading, "hello", {})
     assert own["methods"] == ["hello", "notebooks.read", "notebooks.results"]
-    orphan = await responder.call(caller(None, nothing), "hello", {})
+    # a run whose notebook was deleted: no grant at all, and no notebook to read
+    orphan = await responder.call(Caller("k2", None, NO_GRANT, depth=1), "hello", {})
     assert orphan == {**orphan, "notebook": None, "methods": ["hello"]}
 
 
@@ -102,14 +117,17 @@ async def test_list_reads_a_directory(responder: HostResponder) -> None:
     assert listed[1]["title"] == "Fremont bridge"
 
 
-async def test_a_narrow_grant_hides_what_a_symlink_leads_to(responder: HostResponder) -> None:
-    listed = await responder.call(caller(grant=JOURNAL_ONLY), "notebooks.list", {"dir": "journal"})
+async def test_a_narrow_grant_hides_what_a_symlink_leads_to(
+    responder: HostResponder, narrowed: Caller
+) -> None:
+    listed = await responder.call(narrowed, "notebooks.list", {"dir": "journal"})
     assert "journal/to-private" not in [entry["path"] for entry in listed]
     found = await responder.call(
-        caller(grant=JOURNAL_ONLY), "notebooks.search", {"query": "weekday drop", "dir": "journal"}
+        narrowed, "notebooks.search", {"query": "weekday drop", "dir": "journal"}
     )
     assert found == {"hits": [], "total": 0, "truncated": False}
-    everywhere = await responder.call(caller(), "notebooks.search", {"query": "weekday drop"})
+    other = caller("journal/2026-11-11-quakes.ipynb")  # the defaults: the whole root
+    everywhere = await responder.call(other, "notebooks.search", {"query": "weekday drop"})
     # the root's grant reaches the diary (the walk visits the linked folder once)
     assert [hit["path"].endswith("/diary.ipynb") for hit in everywhere["hits"]] == [True]
 
@@ -143,9 +161,9 @@ async def test_search_finds_cells_as_data(responder: HostResponder) -> None:
 
 
 async def test_denials_name_the_grant_that_would_allow_the_call(
-    responder: HostResponder,
+    responder: HostResponder, narrowed: Caller
 ) -> None:
-    who = caller(grant=JOURNAL_ONLY)
+    who = narrowed
     assert await refusal(responder, who, "notebooks.read", path="journal-private/diary.ipynb") == (
         "denied: notebooks.read needs a read grant covering journal-private/diary.ipynb"
     )
@@ -157,21 +175,25 @@ async def test_denials_name_the_grant_that_would_allow_the_call(
     )
 
 
-async def test_a_notebook_always_reads_itself(responder: HostResponder) -> None:
-    nothing = Grant(read=(), run=(), edit_self=True)
-    read = await responder.call(caller(grant=nothing), "notebooks.read", {"path": "index.ipynb"})
+async def test_a_notebook_always_reads_itself(responder: HostResponder, unreading: Caller) -> None:
+    read = await responder.call(unreading, "notebooks.read", {"path": "index.ipynb"})
     assert list(read["hashes"]) == ["toc"]
 
 
 async def test_a_stored_grant_replaces_the_defaults(
     responder: HostResponder, grants: Grants, store: GrantStore, file_ids: FileIdStore
 ) -> None:
+    who = caller()
+    fremont = {"path": "journal/2026-11-09-fremont.ipynb"}
+    assert (
+        await responder.call(who, "notebooks.results", {"path": "journal-private/diary.ipynb"})
+        == {}
+    )
+    # set while the kernel runs: its next call has it
     store.set(file_ids.index("index.ipynb"), NotebookGrant(read=("journal",)), "index.ipynb")
-    who = caller(grant=grants.for_notebook("index.ipynb"))
     assert await refusal(responder, who, "notebooks.read", path="journal-private/diary.ipynb") == (
         "denied: notebooks.read needs a read grant covering journal-private/diary.ipynb"
     )
-    fremont = {"path": "journal/2026-11-09-fremont.ipynb"}
     assert await responder.call(who, "notebooks.results", fremont) == {"weekday_drop": -0.19}
 
 

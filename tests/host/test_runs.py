@@ -92,12 +92,21 @@ def runner() -> Runner:
 
 
 @pytest.fixture
-def responder(root: Path, grants: Grants, runner: Runner) -> HostResponder:
+def responder(
+    root: Path, grants: Grants, runner: Runner, store: GrantStore, file_ids: FileIdStore
+) -> HostResponder:
+    grant_index(store, file_ids, NotebookGrant(run=("",)))
     return HostResponder(Notebooks(root), grants, run_notebook=runner)
 
 
-def caller(grant: Grant = RUN_ALL, depth: int = 0, kernel_id: str = "k1") -> Caller:
-    return Caller(kernel_id, "index.ipynb", grant, depth=depth)
+def grant_index(store: GrantStore, file_ids: FileIdStore, grant: NotebookGrant) -> None:
+    """Set index.ipynb's own grant, as ``ganymede grant`` does; its kernel's next call has it."""
+    store.set(file_ids.index("index.ipynb"), grant, "index.ipynb")
+
+
+def caller(depth: int = 0, kernel_id: str = "k1") -> Caller:
+    """index.ipynb's kernel (its grant is read from the store), or a run ``depth`` deep."""
+    return Caller(kernel_id, "index.ipynb", RUN_ALL, depth=depth)
 
 
 async def refusal(responder: HostResponder, who: Caller, **params: Any) -> str:
@@ -133,13 +142,14 @@ async def test_a_failing_run_reports_its_error(responder: HostResponder) -> None
 async def test_running_needs_a_run_grant(
     responder: HostResponder, grants: Grants, store: GrantStore, file_ids: FileIdStore
 ) -> None:
-    defaults = caller(grants.for_notebook("index.ipynb"))
+    store.delete(file_ids.index("index.ipynb"))
+    defaults = caller()
     assert "notebooks.run" not in (await responder.call(defaults, "hello", {}))["methods"]
     assert await refusal(responder, defaults, path="journal/fremont.ipynb") == (
         "denied: notebooks.run needs a run grant covering journal/fremont.ipynb"
     )
-    store.set(file_ids.index("index.ipynb"), NotebookGrant(run=("journal",)), "index.ipynb")
-    granted = caller(grants.for_notebook("index.ipynb"))
+    grant_index(store, file_ids, NotebookGrant(run=("journal",)))
+    granted = caller()
     assert "notebooks.run" in (await responder.call(granted, "hello", {}))["methods"]
     assert await refusal(responder, granted, path="private/p.ipynb") == (
         "denied: notebooks.run needs a run grant covering private/p.ipynb"
@@ -157,8 +167,8 @@ async def test_a_run_never_widens_its_callers_grant(
 ) -> None:
     called = "journal/fremont.ipynb"
     store.set(file_ids.index(called), NotebookGrant(read=("",), run=("",)), called)
-    narrow = Grant(read=("journal",), run=("journal",), edit_self=True)
-    await responder.call(caller(narrow), "notebooks.run", {"path": called})
+    grant_index(store, file_ids, NotebookGrant(read=("journal",), run=("journal",)))
+    await responder.call(caller(), "notebooks.run", {"path": called})
     assert runner.orders[0].caller_of("k2").grant == Grant(
         read=("journal",), run=("journal",), edit_self=True
     )
@@ -178,11 +188,14 @@ async def test_depth_four_is_denied(responder: HostResponder, runner: Runner) ->
     assert runner.orders[0].caller_of("k4").depth == 3
 
 
-async def test_a_copy_needs_a_read_grant_too(responder: HostResponder, root: Path) -> None:
-    run_only = Grant(read=(), run=("journal",), edit_self=True)
-    assert await refusal(
-        responder, caller(run_only), path="journal/fremont.ipynb", save="copy"
-    ) == ("denied: notebooks.run needs a read grant covering journal/fremont.ipynb")
+async def test_a_copy_needs_a_read_grant_too(
+    responder: HostResponder, root: Path, store: GrantStore, file_ids: FileIdStore
+) -> None:
+    grant_index(store, file_ids, NotebookGrant(read=(), run=("journal",)))
+    assert await refusal(responder, caller(), path="journal/fremont.ipynb", save="copy") == (
+        "denied: notebooks.run needs a read grant covering journal/fremont.ipynb"
+    )
+    grant_index(store, file_ids, NotebookGrant(run=("journal",)))
     run = await responder.call(
         caller(), "notebooks.run", {"path": "journal/fremont.ipynb", "save": "copy"}
     )

@@ -13,7 +13,7 @@ from jupyter_ydoc import YNotebook
 from ganymede.core import Notebooks
 from ganymede.errors import HostCallError
 from ganymede.fileid import FileIdStore
-from ganymede.grant import Grant, Grants, GrantStore
+from ganymede.grant import Grant, Grants, GrantStore, NotebookGrant
 from ganymede.host.api import Caller
 from ganymede.host.responder import HostResponder
 from ganymede.notebook.hashing import source_hash
@@ -23,6 +23,7 @@ from ganymede.serve.rooms.room import DocumentRoom
 from tests.core.disk import code, markdown, write_notebook
 
 INDEX = "journal/index.ipynb"
+OTHER = "journal/other.ipynb"
 
 
 class Mirror:
@@ -173,15 +174,18 @@ async def test_unknown_cells_fail(responder: HostResponder) -> None:
         await call(responder, "self.add", source="", cell_type="heading")
 
 
-async def test_self_calls_need_a_notebook_and_edit_self(responder: HostResponder) -> None:
+async def test_self_calls_need_a_notebook_and_edit_self(
+    responder: HostResponder, file_ids: FileIdStore, root: Path, tmp_path: Path
+) -> None:
+    write_notebook(root / OTHER, code("pass"))
+    no_edits = NotebookGrant(edit_self=False)
+    GrantStore(tmp_path / "grants.toml").set(file_ids.index(OTHER), no_edits, OTHER)
     refusals = {
         Caller("k2", None, Grant()): "unavailable: self.add: this kernel has no notebook",
         Caller("k3", INDEX, Grant(), self_calls=False): (
             "unavailable: self.add: runs and executed notebooks make no self.* calls"
         ),
-        Caller("k4", INDEX, Grant(edit_self=False)): (
-            f"denied: self.add needs edit_self granted for {INDEX}"
-        ),
+        Caller("k4", OTHER, Grant()): f"denied: self.add needs edit_self granted for {OTHER}",
     }
     for who, message in refusals.items():
         with pytest.raises(HostCallError) as failed:
