@@ -364,16 +364,14 @@ class Agents(Service):
             raise UsageError("ids must be a non-empty list of cell ids")
         session = self.session(session_id)
         api_path = normalize_api_path(path)
-        room, notebook = await self.holds.notebook(session.id, api_path)
+        _, notebook = await self.holds.notebook(session.id, api_path)  # held while it runs
         file_id = self._file_id(api_path)
         kernel_id = await self.kernels.ensure(api_path, notebook.get())
         request = ExecuteRequest(
             room_edits.notebook_room_name(file_id), [CellRequest(i, None) for i in cell_ids]
         )
-        batch = await self.executions.submit(kernel_id, request)
-        if room.attribution is not None:
-            for cell_id in cell_ids:
-                room.attribution.record_run(cell_id, Author(session.agent, AuthorKind.AGENT))
+        writer = Author(session.agent, AuthorKind.AGENT)
+        batch = await self.executions.submit(kernel_id, request, lambda _: writer)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(batch.done.wait()), wait)
         self._moved_mark(session.agent, file_id, notebook, set(cell_ids))

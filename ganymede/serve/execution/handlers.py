@@ -19,6 +19,7 @@ from jupyter_server.auth.decorator import authorized
 from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
+from ganymede.agent import Author
 from ganymede.errors import (
     CellNotFound,
     InvalidNotebook,
@@ -34,6 +35,8 @@ from ganymede.serve.execution.batches import Batch
 from ganymede.serve.execution.requests import parse_execute_body
 from ganymede.serve.execution.service import Executions
 from ganymede.serve.execution.ydoc_outputs import cell_as_room_has_it, find_cell
+from ganymede.serve.identity import login_name
+from ganymede.serve.rooms.room import DocumentRoom
 
 EXECUTIONS_SETTINGS_KEY = "ganymede_executions"
 AUTH_RESOURCE = "kernels"
@@ -64,7 +67,7 @@ class ExecuteHandler(APIHandler):
         except UsageError as error:
             return self._refuse(HTTPStatus.BAD_REQUEST, str(error))
         try:
-            batch = await executions.submit(kernel_id, request)
+            batch = await executions.submit(kernel_id, request, self._person)
         except SourceMismatch as error:
             body = {"error": "source_mismatch", "cell_id": error.cell_id}
             return self._answer(HTTPStatus.CONFLICT, body)
@@ -83,6 +86,11 @@ class ExecuteHandler(APIHandler):
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(batch.done.wait()), request.wait)
         self._answer(HTTPStatus.OK, {"finished": batch.done.is_set(), "cells": _cells(batch)})
+
+    def _person(self, room: DocumentRoom) -> Author:
+        """Who asked for the run: the person the room shows for this login (JupyterLab's
+        awareness name), else the login's own name."""
+        return room.person(login_name(self.current_user))
 
     def _refuse(self, status: HTTPStatus, message: str) -> None:
         """A JSON error body, written directly (an HTTPError would %-format the message)."""

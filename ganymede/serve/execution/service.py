@@ -9,10 +9,12 @@ changes nothing in the room.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from jupyter_ydoc import YNotebook
 
+from ganymede.agent import Author
 from ganymede.errors import (
     CellNotFound,
     KernelDied,
@@ -30,6 +32,8 @@ from ganymede.serve.rooms import RoomManager
 from ganymede.serve.rooms.room import DocumentRoom
 
 PREVIOUS_REQUEST_TIMEOUT = 10.0
+
+RanBy = Callable[[DocumentRoom], Author]
 CONNECT_TIMEOUT = 60.0
 
 
@@ -52,8 +56,13 @@ class Executions:
         self.log = log
         self._queues: dict[str, KernelQueue] = {}
 
-    async def submit(self, kernel_id: str, request: ExecuteRequest) -> Batch:
+    async def submit(
+        self, kernel_id: str, request: ExecuteRequest, ran_by: RanBy | None = None
+    ) -> Batch:
         """Queue the request's cells as one batch on the kernel, or raise and change nothing.
+
+        ``ran_by`` names who runs the cells, for the room's attribution (an agent, or the
+        person behind the request), once the room is known.
 
         KernelNotFound, NotebookNotFound or CellNotFound for what does not exist; KernelDied
         for a kernel that is not running; UsageError for a document that is not a notebook,
@@ -91,6 +100,10 @@ class Executions:
                     start_running(ycell)
                     room.trust_outputs(run.cell_id)  # outputs of runs on this server are trusted
                     queue.displays.forget_cell(notebook, run.cell_id)
+            if ran_by is not None and room.attribution is not None:
+                author = ran_by(room)
+                for run in runs:
+                    room.attribution.record_run(run.cell_id, author)
         except BaseException:
             self.rooms.leave(room, hold)
             raise

@@ -31,6 +31,7 @@ from ganymede.errors import (
 )
 from ganymede.fileid import os_path_of
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
+from ganymede.serve.identity import login_name
 from ganymede.serve.rooms.connection import ConnectionLimits, Outbox
 from ganymede.serve.rooms.document import DocumentKind
 from ganymede.serve.rooms.manager import RoomManager
@@ -189,11 +190,7 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
     def user_name(self) -> str | None:
         """Who logged in on this connection, the name a room falls back on when the client's
         awareness names nobody."""
-        user = self.current_user
-        for name in (getattr(user, key, None) for key in ("display_name", "name", "username")):
-            if isinstance(name, str) and name.strip():
-                return name.strip()
-        return None
+        return login_name(self.current_user)
 
     def send(self, frame: bytes) -> None:
         """Queue ``frame``; a connection already closing simply misses it."""

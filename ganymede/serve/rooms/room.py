@@ -256,6 +256,16 @@ class DocumentRoom(AwarenessRoom):
         finally:
             self._writing_as = outer
 
+    def person(self, login: str | None) -> Author:
+        """The person logged in as ``login``, by the name their room connection shows others
+        (JupyterLab's awareness name), else by the login itself."""
+        for client in self.clients:
+            if login is not None and getattr(client, "user_name", None) == login:
+                name = self._ledger.user_name(client)
+                if name:
+                    return Author(name, AuthorKind.PERSON)
+        return Author(login or PERSON, AuthorKind.PERSON)
+
     def _author_now(self) -> Author | None:
         """Who makes the transaction committing now: a client (by the name its awareness or
         its login gives), the file, a server-side writer, or nobody answerable."""
