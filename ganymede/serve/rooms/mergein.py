@@ -17,7 +17,7 @@ from typing import Any
 from pycrdt import Text
 
 from ganymede.notebook.merge import Conflict, merge_notebooks, merge_text
-from ganymede.notebook.nbio import NBFORMAT_MAJOR, parse_notebook
+from ganymede.notebook.nbio import NBFORMAT_MAJOR
 from ganymede.serve.rooms.document import DocumentKind, RoomDocument
 from ganymede.serve.rooms.patch import patch_notebook, patch_text
 
@@ -42,9 +42,9 @@ def merge_file_change(document: RoomDocument, base: bytes, theirs: bytes, path: 
     """
     if document.kind is DocumentKind.NOTEBOOK:
         return _merge_notebook(document, base, theirs, path)
-    theirs_text = theirs.decode("utf-8")
-    ours = str(document.shared.get())
-    merged, conflicted = merge_text(base.decode("utf-8"), ours, theirs_text)
+    theirs_text = document.parse(theirs, path)
+    ours = str(document.content())
+    merged, conflicted = merge_text(document.parse(base, path), ours, theirs_text)
     return FileMerge(
         content=merged,
         conflicts=(TEXT_CONFLICT,) if conflicted else (),
@@ -63,9 +63,10 @@ def apply_merge(document: RoomDocument, merge: FileMerge) -> None:
 
 
 def _merge_notebook(document: RoomDocument, base: bytes, theirs: bytes, path: str) -> FileMerge:
-    theirs_notebook = parse_notebook(theirs, path)
-    base_notebook = parse_notebook(base, path)
-    ours = document.shared.get()
+    # The base first: the file's new bytes, parsed last, are the next merge's base.
+    base_notebook = document.parse(base, path)
+    theirs_notebook = document.parse(theirs, path)
+    ours = document.content()
     sides = (base_notebook, ours, theirs_notebook)
     if _before_version_4(base) or _before_version_4(theirs):
         # An nbformat 1-3 file is upgraded on every read with fresh cell ids, which match

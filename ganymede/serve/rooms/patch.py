@@ -23,6 +23,8 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map, Text
 
+from ganymede.serve.rooms.document import shared_cells
+
 # A changed run of lines up to this many characters a side is refined to characters; past it
 # the character diff costs more than the few bytes it saves.
 REFINE_LIMIT = 2000
@@ -104,9 +106,11 @@ def patch_notebook(notebook: YNotebook, target: Mapping[str, Any]) -> None:
 def _patch_cells(notebook: YNotebook, cells: list[Mapping[str, Any]]) -> None:
     """Delete the cells the target lacks or moved, insert the missing ones, update the rest."""
     ycells: Array = notebook.ycells
+    # One read of every cell up front: reading cell by cell crosses into Rust per key.
+    current_cells = shared_cells(notebook)
     by_id = all(isinstance(cell.get("id"), str) for cell in cells)
     if by_id:
-        current = [ycell.get("id") for ycell in ycells]
+        current = [cell.get("id") for cell in current_cells]
         wanted = [cell["id"] for cell in cells]
     else:
         current = list(range(len(ycells)))
@@ -118,14 +122,13 @@ def _patch_cells(notebook: YNotebook, cells: list[Mapping[str, Any]]) -> None:
     for index in reversed(range(len(current))):
         if index not in kept:
             del ycells[index]
-    kept_keys = [current[index] for index in sorted(kept)]
+    kept_indices = sorted(kept)
     position = 0
     for index, cell in enumerate(cells):
-        if position < len(kept_keys) and kept_keys[position] == wanted[index]:
-            ycell = ycells[index]
-            if _unchanged(ycell, cell):
+        if position < len(kept_indices) and current[kept_indices[position]] == wanted[index]:
+            if _unchanged(current_cells[kept_indices[position]], cell):
                 pass
-            elif not _patch_cell(ycell, cell):
+            elif not _patch_cell(ycells[index], cell):
                 del ycells[index]
                 ycells.insert(index, notebook.create_ycell(dict(cell)))
             position += 1
@@ -133,11 +136,13 @@ def _patch_cells(notebook: YNotebook, cells: list[Mapping[str, Any]]) -> None:
             ycells.insert(index, notebook.create_ycell(dict(cell)))
 
 
-def _unchanged(ycell: Map, cell: Mapping[str, Any]) -> bool:
-    """Whether a shared cell already is the target: one read instead of one per part, which
-    keeps taking in a one-cell change to a long notebook cheap."""
-    current = {key: value for key, value in ycell.to_py().items() if key not in _CELL_KEYS_KEPT}
-    return _same(current, {key: value for key, value in cell.items() if key not in _CELL_KEYS_KEPT})
+def _unchanged(current: Mapping[str, Any], cell: Mapping[str, Any]) -> bool:
+    """Whether a shared cell (as read) already is the target, so a one-cell change to a long
+    notebook touches one cell."""
+    return _same(
+        {key: value for key, value in current.items() if key not in _CELL_KEYS_KEPT},
+        {key: value for key, value in cell.items() if key not in _CELL_KEYS_KEPT},
+    )
 
 
 def _patch_cell(ycell: Map, cell: Mapping[str, Any]) -> bool:
@@ -207,22 +212,28 @@ def _plain(value: Any) -> Any:
 
 
 def _same(first: Any, second: Any) -> bool:
-    """JSON equality where ``2.0`` (how Yjs gives numbers back) equals ``2`` but not ``True``."""
-    return _canonical(first) == _canonical(second)
+    """JSON equality where ``2.0`` (how Yjs gives numbers back) equals ``2`` but not ``True``.
 
-
-def _canonical(value: Any) -> str:
-    return json.dumps(_whole_numbers(value), sort_keys=True, ensure_ascii=False)
-
-
-def _whole_numbers(value: Any) -> Any:
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, Mapping):
-        return {key: _whole_numbers(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_whole_numbers(item) for item in value]
-    return value
+    Equal exactly when the two values dump to the same JSON once whole floats are ints, but
+    compared in place: dumping both sides of every cell of a long notebook costs far more.
+    """
+    if isinstance(first, bool) or isinstance(second, bool):
+        return first is second
+    if isinstance(first, int | float) and isinstance(second, int | float):
+        return first == second or (first != first and second != second)  # NaN dumps as NaN
+    if isinstance(first, Mapping):
+        return (
+            isinstance(second, Mapping)
+            and len(first) == len(second)
+            and all(key in second and _same(value, second[key]) for key, value in first.items())
+        )
+    if isinstance(first, list | tuple):
+        return (
+            isinstance(second, list | tuple)
+            and len(first) == len(second)
+            and all(map(_same, first, second))
+        )
+    return type(first) is type(second) and first == second
 
 
 def _joined(text: str | list[str]) -> str:

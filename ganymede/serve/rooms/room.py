@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Iterator
-from typing import Protocol
+from typing import Any, Protocol
 
 from jupyter_ydoc import YNotebook
 from pycrdt import Text, TransactionEvent
@@ -144,8 +144,10 @@ class DocumentRoom(AwarenessRoom):
         self.file = file
         self._base = snapshot.data
         self._file_hash = snapshot.hash
-        # What the loaded document serialises to: saving it again would change nothing.
-        self._saved_data = document.to_bytes()
+        # What the loaded document serialises to: saving it again would change nothing. Read
+        # now, serialised when a save first compares with it, so an open does not wait for it.
+        self._loaded_content: Any = document.content()
+        self._saved: bytes | None = None
         self._edits = 0
         self._saved_edits = 0
         self._origin: Client | None = None
@@ -161,6 +163,18 @@ class DocumentRoom(AwarenessRoom):
             if isinstance(document.shared, YNotebook)
             else None
         )
+
+    @property
+    def _saved_data(self) -> bytes:
+        """The bytes the file holds as far as the room knows: its last write or its load."""
+        if self._saved is None:
+            self._saved = self.document.serialise(self._loaded_content)
+            self._loaded_content = None
+        return self._saved
+
+    @_saved_data.setter
+    def _saved_data(self, data: bytes) -> None:
+        self._saved, self._loaded_content = data, None
 
     @property
     def has_unsaved_edits(self) -> bool:
@@ -300,6 +314,9 @@ class DocumentRoom(AwarenessRoom):
             await self._trust.vet_file(snapshot.data, snapshot.path)
             merge = self._merge_in(snapshot)
             if merge is not None and merge.file_changed and not self.read_only:
+                # One turn of the loop first: the clients' writers send the merge before the
+                # save serialises the whole document.
+                await asyncio.sleep(0)
                 await self._save_locked(explicit=False)
                 await self._trust.sign_saved(self._saved_data, self.document.shared.path)
             return True
