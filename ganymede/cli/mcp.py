@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 COMMAND = "ganymede mcp"
 EXIT_FAILED = 1
 HOOKS = ("user-prompt", "post-tool")
+DEFAULT_AGENT = "claude-code"  # the name Claude Code gives itself as an MCP client
 
 app = typer.Typer(name="mcp", add_completion=False, rich_markup_mode=None)
 
@@ -128,14 +129,13 @@ def watch_command(
         ),
     ] = None,
     agent: Annotated[
-        str | None,
+        str,
         typer.Option(
             "--agent",
             metavar="NAME",
             help="Requests addressed to this agent, changes by others than it.",
-            show_default=False,
         ),
-    ] = None,
+    ] = DEFAULT_AGENT,
     url: UrlOption = None,
     token: TokenOption = None,
 ) -> None:

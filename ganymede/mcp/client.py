@@ -153,10 +153,18 @@ class AgentClient:
     # Watching
 
     async def watch(
-        self, agent: str, every_change: bool, settle: float | None, after: str | None
+        self,
+        agent: str,
+        every_change: bool,
+        settle: float | None,
+        cursor: int = 0,
+        epoch: str | None = None,
     ) -> dict[str, Any]:
-        """One long poll: ``{"cursor", "events"}``, the settled changes after ``after``."""
-        params = _present(agent=agent, all=str(every_change).lower(), settle=settle, after=after)
+        """One long poll: ``{"epoch", "cursor", "events"}``, the settled changes past ``cursor``
+        (all the server's watcher has, when ``epoch`` is not the server's: it restarted)."""
+        params = _present(
+            agent=agent, all=str(every_change).lower(), settle=settle, after=cursor, epoch=epoch
+        )
         return await self._call(
             "GET", "watch", params=params, timeout=(settle or 0) + LONG_POLL_MARGIN
         )

@@ -110,6 +110,11 @@ def run_reply(path: str, answer: Mapping[str, Any], language: str = "") -> Reply
         )
         blocks.append(rendering.text.rstrip("\n"))
         images.extend(rendering.images)
+    failure = answer.get("error")
+    if failure:
+        blocks.append(
+            f"The run stopped: {failure if isinstance(failure, str) else json.dumps(failure)}"
+        )
     if not answer.get("finished", True):
         blocks.append(
             "Still running: the outputs above are those so far. Call notebook_read(path: "

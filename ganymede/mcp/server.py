@@ -127,16 +127,16 @@ class NotebookDoor:
 
     async def _watch_for_updates(self) -> None:
         """Tell the client when someone changes a notebook it reads (settled changes only)."""
-        cursor: str | None = None
+        assert self.link.agent is not None
+        cursor, epoch = 0, None
         while True:
-            assert self.link.agent is not None
             try:
-                answer = await self.link.client.watch(self.link.agent, True, None, cursor)
+                answer = await self.link.client.watch(self.link.agent, True, None, cursor, epoch)
             except GanymedeError as error:
                 log.info("ganymede mcp: watching for resource updates: %s", error)
                 await asyncio.sleep(WATCH_RETRY)
                 continue
-            cursor = answer.get("cursor", cursor)
+            cursor, epoch = int(answer.get("cursor", cursor)), answer.get("epoch", epoch)
             paths = {str(event["path"]) for event in answer.get("events") or []}
             for path in sorted(paths & self.link.read_paths):
                 await self._notify_updated(f"{REF_SCHEME}{path}")

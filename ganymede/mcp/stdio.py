@@ -13,12 +13,15 @@ import contextlib
 import signal
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ganymede.mcp.client import AgentClient
-from ganymede.mcp.embedded import EmbeddedServer
 from ganymede.mcp.link import AgentLink
 from ganymede.mcp.server import NotebookDoor
 from ganymede.serve.discover import ServerInfo, server_at, server_for
+
+if TYPE_CHECKING:
+    from ganymede.mcp.embedded import EmbeddedServer
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,8 @@ async def serve_stdio(options: DoorOptions) -> bool:
     embedded: EmbeddedServer | None = None
     server = _running_server(options)
     if server is None:
+        from ganymede.mcp.embedded import EmbeddedServer  # jupyter_server: only when embedding
+
         embedded = EmbeddedServer(options.root, options.config_file)
         server = await asyncio.to_thread(embedded.start)
     try:

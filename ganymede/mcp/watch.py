@@ -2,8 +2,8 @@
 
 It long-polls ``/api/agent/watch`` with the cursor of its last answer. When the server goes
 away it finds it again (the same URL, or the running server for the directory), waiting longer
-between tries up to ``MAX_BACKOFF``; a restarted server knows no old cursor, so polling starts
-again from its present, and an event already printed is never printed twice.
+between tries up to ``MAX_BACKOFF``. A restarted server has a new ``epoch`` and hands back all
+it has; an event already printed is never printed twice.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ganymede.errors import GanymedeError, ServerUnreachable, UsageError
+from ganymede.errors import GanymedeError, ServerUnreachable
 from ganymede.mcp.client import AgentClient
 from ganymede.serve.discover import ServerInfo
 
@@ -29,7 +29,7 @@ log = logging.getLogger("ganymede.mcp")
 
 @dataclass(frozen=True)
 class WatchOptions:
-    agent: str | None
+    agent: str
     every_change: bool
     settle: float | None
     notebooks: tuple[Path, ...] = ()
@@ -74,6 +74,8 @@ class Watcher:
         self.emit = emit
         self.printed = Printed()
         self.backoff = FIRST_BACKOFF
+        self.cursor = 0
+        self.epoch: str | None = None
 
     async def run(self) -> None:
         while True:
@@ -90,20 +92,18 @@ class Watcher:
 
     async def _poll(self, server: ServerInfo) -> None:
         wanted = _api_paths(server, self.options.notebooks)
-        cursor: str | None = None
         async with AgentClient(server) as client:
             while True:
-                try:
-                    answer = await client.watch(
-                        self.options.agent, self.options.every_change, self.options.settle, cursor
-                    )
-                except UsageError:
-                    if cursor is None:
-                        raise
-                    cursor = None  # a cursor from before a restart: start from the present
-                    continue
+                answer = await client.watch(
+                    self.options.agent,
+                    self.options.every_change,
+                    self.options.settle,
+                    self.cursor,
+                    self.epoch,
+                )
                 self.backoff = FIRST_BACKOFF
-                cursor = answer.get("cursor", cursor)
+                self.epoch = answer.get("epoch", self.epoch)
+                self.cursor = int(answer.get("cursor", self.cursor))
                 for event in answer.get("events") or []:
                     if wanted is not None and event.get("path") not in wanted:
                         continue

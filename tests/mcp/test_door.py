@@ -1,0 +1,134 @@
+"""``ganymede mcp`` over stdio against a real server, with Thomas editing in a room."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+
+import httpx
+import nbformat
+from mcp import types
+
+from tests.mcp.conftest import (
+    add_markdown,
+    call,
+    door_to,
+    text_of,
+    thomas_in,
+    type_into,
+    until,
+)
+from tests.serve.conftest import RunningServer
+
+MARK = re.compile(r'@@mark \{"mark":"([0-9a-f]{16})"')
+TOOLS = {
+    "notebooks_list",
+    "notebooks_search",
+    "notebook_read",
+    "notebook_create",
+    "cell_add",
+    "cell_edit",
+    "cell_delete",
+    "cell_move",
+    "cell_run",
+    "notebook_run",
+    "notebook_results",
+    "kernel_restart",
+    "kernel_interrupt",
+    "request_done",
+}
+PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(32))).decode()
+
+
+def write_notebook(server: RunningServer, name: str, *cells: nbformat.NotebookNode) -> str:
+    nbformat.write(nbformat.v4.new_notebook(cells=list(cells)), server.root / name)
+    return name
+
+
+def mark_of(text: str) -> str:
+    found = MARK.search(text)
+    assert found, text
+    return found.group(1)
+
+
+async def test_the_door_offers_exactly_the_tools_of_the_contract(server: RunningServer) -> None:
+    async with door_to(server) as door:
+        listed = await door.list_tools()
+    assert {tool.name for tool in listed.tools} == TOOLS
+    schema = {tool.name: tool.input_schema for tool in listed.tools}
+    assert set(schema["cell_add"]["properties"]) == {"path", "source", "cell_type", "after"}
+    assert set(schema["notebook_read"]["properties"]) == {"path", "since", "cells", "outputs"}
+
+
+async def test_an_edit_by_thomas_ends_every_reply_and_reads_as_his(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    path = write_notebook(server, "edited.ipynb", nbformat.v4.new_code_cell("total = 1", id="c1"))
+    async with door_to(server) as door, thomas_in(server, api, path) as thomas:
+        mark = mark_of(await call(door, "notebook_read", path=path))
+        type_into(thomas, "c1", " + 1")
+        line = (
+            f'@@changed 1 cell by Thomas since your last read: call notebook_read(since: "{mark}")'
+        )
+        listing = await until(lambda: call(door, "notebooks_list"), line, "the changed line")
+        assert listing.rstrip("\n").endswith(line)
+        since = await call(door, "notebook_read", since=mark)
+    change = json.loads(since.split("@@change ", 1)[1].split("\n", 1)[0])
+    assert change["by"] == "Thomas" and change["change"] == ["edited"] and change["id"] == "c1"
+    assert "total = 1 + 1" in since
+    assert mark_of(since) != mark
+
+
+async def test_an_edit_of_a_cell_thomas_changed_is_refused_until_read(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    path = write_notebook(server, "refused.ipynb", nbformat.v4.new_code_cell("a = 1", id="c1"))
+    async with door_to(server) as door, thomas_in(server, api, path) as thomas:
+        await call(door, "notebook_read", path=path)
+        type_into(thomas, "c1", "  # Thomas was here")
+        await until(lambda: call(door, "notebooks_list"), "by Thomas", "Thomas's edit")
+        refused = await door.call_tool("cell_edit", {"path": path, "id": "c1", "source": "a = 2"})
+        assert refused.is_error
+        text = text_of(refused)
+        assert "Thomas" in text and "a = 1  # Thomas was here" in text
+        await call(door, "notebook_read", path=path)
+        edited = await call(door, "cell_edit", path=path, id="c1", source="a = 2")
+    assert '@@edited {"id":"c1"' in edited
+
+
+async def test_a_request_cell_from_thomas_is_reported_as_a_request(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    path = write_notebook(server, "asked.ipynb", nbformat.v4.new_code_cell("rows = 3", id="c1"))
+    async with door_to(server) as door, thomas_in(server, api, path) as thomas:
+        mark = mark_of(await call(door, "notebook_read", path=path))
+        add_markdown(thomas, "@agent check the 2019 rows", "ask1")
+        await until(lambda: call(door, "notebooks_list"), "by Thomas", "Thomas's request")
+        since = await call(door, "notebook_read", since=mark)
+        assert '"change":["added","request"]' in since
+        done = await call(door, "request_done", path=path, id="ask1")
+    assert '@@done {"id":"ask1"' in done
+
+
+async def test_images_come_back_as_image_content(server: RunningServer) -> None:
+    plot = nbformat.v4.new_code_cell("plot()", id="p1")
+    plot.outputs = [
+        nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"})
+    ]
+    path = write_notebook(server, "plot.ipynb", plot)
+    async with door_to(server) as door:
+        result = await door.call_tool("notebook_read", {"path": path})
+    assert not result.is_error
+    images = [item for item in result.content if isinstance(item, types.ImageContent)]
+    assert [image.mime_type for image in images] == ["image/png"]
+    assert base64.b64decode(images[0].data) == base64.b64decode(PNG)
+    assert '"ref":"notebook://plot.ipynb#p1/outputs/0"' in text_of(result)
+
+
+async def test_a_refusal_the_model_can_read(server: RunningServer) -> None:
+    async with door_to(server) as door:
+        missing = await door.call_tool("notebook_read", {"path": "nowhere.ipynb"})
+        unknown = await door.call_tool("notebook_read", {"since": "0123456789abcdef"})
+    assert missing.is_error and "nowhere.ipynb" in text_of(missing)
+    assert unknown.is_error and "0123456789abcdef" in text_of(unknown)
