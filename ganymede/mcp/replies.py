@@ -103,7 +103,8 @@ def run_reply(path: str, answer: Mapping[str, Any], language: str = "") -> Reply
     """``cell_run``: each cell with its outputs, and whether the run finished in time."""
     blocks = []
     images: list[ImageOutput] = []
-    for position, cell in enumerate(answer.get("cells") or []):
+    for position, shared_cell in enumerate(answer.get("cells") or []):
+        cell = _whole_counts(shared_cell)
         index = cell.get("index")
         rendering = render_cell(
             cell, index=index if isinstance(index, int) else position, path=path, language=language
@@ -121,6 +122,25 @@ def run_reply(path: str, answer: Mapping[str, Any], language: str = "") -> Reply
             f"{json.dumps(path)}) later for the rest, or kernel_interrupt to stop it."
         )
     return Reply("\n\n".join(blocks) + "\n", images)
+
+
+def _whole_counts(cell: Mapping[str, Any]) -> dict[str, Any]:
+    """The cell with its execution counts as integers: a shared document stores numbers as
+    floats, and ``1.0`` is not how a notebook counts."""
+
+    def whole(value: Any) -> Any:
+        return int(value) if isinstance(value, float) and value.is_integer() else value
+
+    outputs = [
+        {**output, "execution_count": whole(output["execution_count"])}
+        if "execution_count" in output
+        else output
+        for output in cell.get("outputs") or []
+    ]
+    fixed = {**cell, "outputs": outputs}
+    if "execution_count" in cell:
+        fixed["execution_count"] = whole(cell["execution_count"])
+    return fixed
 
 
 def language_of(notebook: Mapping[str, Any]) -> str:

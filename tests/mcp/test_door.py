@@ -132,3 +132,19 @@ async def test_a_refusal_the_model_can_read(server: RunningServer) -> None:
         unknown = await door.call_tool("notebook_read", {"since": "0123456789abcdef"})
     assert missing.is_error and "nowhere.ipynb" in text_of(missing)
     assert unknown.is_error and "0123456789abcdef" in text_of(unknown)
+
+
+async def test_a_run_answers_with_its_outputs_and_images(server: RunningServer) -> None:
+    show = "from IPython.display import Image, display\ndisplay(Image(data=DATA, format='png'))"
+    cells = [
+        nbformat.v4.new_code_cell(f"import base64\nDATA = base64.b64decode({PNG!r})", id="d1"),
+        nbformat.v4.new_code_cell(show, id="s1"),
+    ]
+    path = write_notebook(server, "ran.ipynb", *cells)
+    async with door_to(server) as door:
+        await call(door, "notebook_read", path=path)
+        result = await door.call_tool("cell_run", {"path": path, "ids": ["d1", "s1"]})
+    assert not result.is_error, text_of(result)
+    images = [item for item in result.content if isinstance(item, types.ImageContent)]
+    assert [base64.b64decode(image.data) for image in images] == [base64.b64decode(PNG)]
+    assert '@@cell {"cell_type":"code","execution_count":2,"id":"s1"' in text_of(result)
