@@ -3,13 +3,14 @@
 Pure logic: the runner hands each message's type and content to the cell's ``CellOutputs``,
 and calls its ``finish`` once the cell is done; the outputs end up exactly as a person watching
 the run in JupyterLab would have seen them (streams joined, carriage returns applied, deferred
-clears, displays updated in place).
+clears, displays updated in place). ``OutputRules`` holds those rules once, for any
+``OutputSink``: ``CellOutputs`` here, the room's Y structures in the execute endpoint.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 
 def apply_terminal_controls(text: str) -> str:
@@ -125,37 +126,95 @@ class DisplayRegistry:
             output["metadata"] = dict(metadata)
 
 
-class CellOutputs:
-    """The outputs of one cell, built from the iopub messages its execution produced."""
+class OutputSink(Protocol):
+    """Where one cell's outputs are kept: nbformat dicts (``CellOutputs``) or a room's Y
+    structures. ``OutputRules`` decides what each message does; a sink only does it."""
 
-    def __init__(self, outputs: list[dict[str, Any]], displays: DisplayRegistry) -> None:
-        self.outputs = outputs
-        self.displays = displays
-        self.execution_count: int | None = None
+    @property
+    def execution_count(self) -> int | None: ...
+
+    def set_execution_count(self, count: int) -> None: ...
+
+    def add(self, output: dict[str, Any], display_id: str | None) -> None:
+        """Append a whole output (the open stream, if any, is done)."""
+
+    def start_stream(self, name: str, text: str) -> None:
+        """Append a stream output holding ``text``, open to more."""
+
+    def extend_stream(self, text: str) -> bool:
+        """Add to the stream started last; False if it is gone or no longer the last output."""
+
+    def clear(self) -> None: ...
+
+    def update_display(self, display_id: str, content: Mapping[str, Any]) -> None: ...
+
+
+class OutputRules:
+    """What each iopub message of a cell's execution does to its outputs, as JupyterLab's output
+    area does it: consecutive streams of one name join, ``clear_output(wait=True)`` waits for
+    the next output, ``update_display_data`` rewrites every output showing that display id."""
+
+    def __init__(self, sink: OutputSink) -> None:
+        self.sink = sink
         self._clear_before_next_output = False
-        self._stream: _OpenStream | None = None
+        self._stream_name: str | None = None
 
     def handle(self, msg_type: str, content: Mapping[str, Any]) -> None:
-        """Apply one iopub message (of this cell's execution) to the outputs."""
         if msg_type == "stream":
-            self._add_stream(content.get("name", "stdout"), content.get("text", ""))
+            self._add_stream(str(content.get("name", "stdout")), str(content.get("text", "")))
         elif msg_type in ("display_data", "execute_result"):
-            self._add_display(msg_type, content)
+            output = display_output(msg_type, content, self.sink.execution_count)
+            self._add(output, display_id_of(content))
         elif msg_type == "error":
-            self._add(error_output(content))
+            self._add(error_output(content), None)
         elif msg_type == "update_display_data":
             display_id = display_id_of(content)
             if display_id:
-                self.displays.update(
-                    display_id, content.get("data", {}), content.get("metadata", {})
-                )
+                self.sink.update_display(display_id, content)
         elif msg_type == "clear_output":
             if content.get("wait"):
                 self._clear_before_next_output = True
             else:
                 self._clear()
-        elif msg_type == "execute_input":
-            self.execution_count = content.get("execution_count", self.execution_count)
+        elif msg_type == "execute_input" and content.get("execution_count") is not None:
+            self.sink.set_execution_count(int(content["execution_count"]))
+
+    def _add_stream(self, name: str, text: str) -> None:
+        joins = self._stream_name == name and not self._clear_before_next_output
+        if joins and self.sink.extend_stream(text):
+            return
+        self._clear_if_deferred()
+        self.sink.start_stream(name, text)
+        self._stream_name = name
+
+    def _add(self, output: dict[str, Any], display_id: str | None) -> None:
+        self._clear_if_deferred()
+        self.sink.add(output, display_id)
+        self._stream_name = None
+
+    def _clear_if_deferred(self) -> None:
+        if self._clear_before_next_output:
+            self._clear()
+
+    def _clear(self) -> None:
+        self._clear_before_next_output = False
+        self._stream_name = None
+        self.sink.clear()
+
+
+class CellOutputs:
+    """The outputs of one cell as nbformat dicts, built from its execution's iopub messages."""
+
+    def __init__(self, outputs: list[dict[str, Any]], displays: DisplayRegistry) -> None:
+        self.outputs = outputs
+        self.displays = displays
+        self.execution_count: int | None = None
+        self._stream: _OpenStream | None = None
+        self._rules = OutputRules(self)
+
+    def handle(self, msg_type: str, content: Mapping[str, Any]) -> None:
+        """Apply one iopub message (of this cell's execution) to the outputs."""
+        self._rules.handle(msg_type, content)
 
     def finish(self) -> None:
         """Settle the outputs once the cell's messages are all in (or will never come)."""
@@ -163,30 +222,30 @@ class CellOutputs:
             self._stream.close()
             self._stream = None
 
-    def _add_stream(self, name: str, text: str) -> None:
-        stream = self._stream
-        if not self._clear_before_next_output and stream and stream.output["name"] == name:
-            stream.append(text)
-            return
-        output = {"output_type": "stream", "name": name, "text": ""}
-        self._add(output)
-        self._stream = _OpenStream(output)
-        self._stream.append(text)
+    def set_execution_count(self, count: int) -> None:
+        self.execution_count = count
 
-    def _add_display(self, msg_type: str, content: Mapping[str, Any]) -> None:
-        output = display_output(msg_type, content, self.execution_count)
-        self._add(output)
-        display_id = display_id_of(content)
+    def add(self, output: dict[str, Any], display_id: str | None) -> None:
+        self.finish()
+        self.outputs.append(output)
         if display_id:
             self.displays.register(display_id, output)
 
-    def _add(self, output: dict[str, Any]) -> None:
-        if self._clear_before_next_output:
-            self._clear()
-        self.finish()
-        self.outputs.append(output)
+    def start_stream(self, name: str, text: str) -> None:
+        output = {"output_type": "stream", "name": name, "text": ""}
+        self.add(output, None)
+        self._stream = _OpenStream(output)
+        self._stream.append(text)
 
-    def _clear(self) -> None:
+    def extend_stream(self, text: str) -> bool:
+        if self._stream is None:
+            return False
+        self._stream.append(text)
+        return True
+
+    def clear(self) -> None:
         self.outputs.clear()
         self._stream = None
-        self._clear_before_next_output = False
+
+    def update_display(self, display_id: str, content: Mapping[str, Any]) -> None:
+        self.displays.update(display_id, content.get("data", {}), content.get("metadata", {}))

@@ -1,10 +1,10 @@
 """Writing a cell's iopub messages into a room's notebook, shaped as jupyter_ydoc shapes outputs.
 
-The same rules as the headless runner's ``CellOutputs`` (consecutive same-name streams joined,
-carriage returns and backspaces applied, ``clear_output(wait=True)`` deferred to the next
-output, displays updated wherever they are shown), applied to Y structures as the messages
-arrive, so every client of the room watches the run live. Outputs are Maps; a stream's ``text``
-is a Y Text that grows at its end only: JupyterLab's output model reads Text changes as
+The headless runner's rules (``OutputRules``: consecutive same-name streams joined, carriage
+returns and backspaces applied, ``clear_output(wait=True)`` deferred to the next output,
+displays updated wherever they are shown), applied to Y structures as the messages arrive,
+so every client of the room watches the run live. Outputs are Maps; a stream's ``text`` is a
+Y Text that grows at its end only: JupyterLab's output model reads Text changes as
 "remove the last n characters, append these", so a rewrite of the open line deletes a suffix.
 The messages read together (a kernel printing faster than the room takes them in) are one
 transaction, one update to the clients, their consecutive stream texts one append: each costs
@@ -21,12 +21,7 @@ from jupyter_ydoc import YNotebook
 from jupyter_ydoc.utils import cast_all
 from pycrdt import Array, Map, Text
 
-from ganymede.execute.outputs import (
-    apply_terminal_controls,
-    display_id_of,
-    display_output,
-    error_output,
-)
+from ganymede.execute.outputs import OutputRules, apply_terminal_controls
 
 RUNNING = "running"
 IDLE = "idle"
@@ -115,11 +110,10 @@ class RoomDisplays:
 
 
 class _OpenStream:
-    """The stream output still receiving text: its Y Text, and its last line, still open to
-    ``\\r`` and backspace (they never reach past a newline)."""
+    """The stream output still receiving text: its place, its Y Text, and its last line, still
+    open to ``\\r`` and backspace (they never reach past a newline)."""
 
-    def __init__(self, name: str, index: int, text: Text) -> None:
-        self.name = name
+    def __init__(self, index: int, text: Text) -> None:
         self.index = index
         self.text = text
         self._open_line: list[str] = []  # in pieces: many small prints must not cost a square
@@ -154,7 +148,8 @@ class _OpenStream:
 
 
 class RoomCellOutputs:
-    """One cell's execution, written into the room's notebook message by message.
+    """One cell's execution, written into the room's notebook (the ``OutputSink`` of the rules
+    the headless runner follows too).
 
     The cell is found again by id when the Map held has gone (a move in JupyterLab deletes and
     re-inserts the cell); outputs for a cell deleted meanwhile go nowhere.
@@ -165,14 +160,14 @@ class RoomCellOutputs:
         self.cell_id = cell_id
         self.displays = displays
         self._ycell = find_cell(notebook, cell_id)
-        self._clear_before_next_output = False
         self._stream: _OpenStream | None = None
+        self._rules = OutputRules(self)
 
     def handle(self, messages: Sequence[IopubMessage]) -> None:
         """Apply iopub messages of this cell's execution, in order, in one transaction."""
         with self.notebook.ydoc.transaction():
             for msg_type, content in joined_streams(messages):
-                self._handle(msg_type, content)
+                self._rules.handle(msg_type, content)
 
     def finish(self, execution_count: int | None) -> None:
         """The cell ran: its count (when the reply has one) and the idle state."""
@@ -184,77 +179,54 @@ class RoomCellOutputs:
                 ycell["execution_count"] = execution_count
             ycell["execution_state"] = IDLE
 
-    def _handle(self, msg_type: str, content: Mapping[str, Any]) -> None:
-        if msg_type == "stream":
-            self._add_stream(str(content.get("name", "stdout")), str(content.get("text", "")))
-        elif msg_type in ("display_data", "execute_result"):
-            count = self._execution_count()
-            output = display_output(msg_type, content, count)
-            index = self._add(output)
-            display_id = display_id_of(content)
-            if display_id and index is not None:
-                self.displays.register(
-                    display_id, self.notebook, self.cell_id, index, output["data"]
-                )
-        elif msg_type == "error":
-            self._add(error_output(content))
-        elif msg_type == "update_display_data":
-            display_id = display_id_of(content)
-            if display_id:
-                self.displays.update(display_id, content)
-        elif msg_type == "clear_output":
-            if content.get("wait"):
-                self._clear_before_next_output = True
-            else:
-                self._clear()
-        elif msg_type == "execute_input":
-            ycell = self._cell()
-            if ycell is not None and "execution_count" in content:
-                ycell["execution_count"] = content["execution_count"]
+    @property
+    def execution_count(self) -> int | None:
+        ycell = self._cell()
+        count = None if ycell is None else ycell.get("execution_count")
+        return None if count is None else int(count)
 
-    def _add_stream(self, name: str, text: str) -> None:
+    def set_execution_count(self, count: int) -> None:
+        ycell = self._cell()
+        if ycell is not None:
+            ycell["execution_count"] = count
+
+    def add(self, output: dict[str, Any], display_id: str | None) -> None:
         outputs = self._outputs()
         if outputs is None:
             return
-        stream = self._stream
-        if (
-            stream is not None
-            and not self._clear_before_next_output
-            and stream.name == name
-            and len(outputs) == stream.index + 1  # still the last output (no clear from a client)
-        ):
-            stream.append(text)
-            return
-        index = self._add({"output_type": "stream", "name": name, "text": Text()})
-        if index is None:
-            return
-        youtput = outputs[index]
-        self._stream = _OpenStream(name, index, youtput["text"])
-        self._stream.append(text)
-
-    def _add(self, output: dict[str, Any]) -> int | None:
-        """Append an output (after a deferred clear); its index, None if the cell is gone."""
-        if self._clear_before_next_output:
-            self._clear()
-        outputs = self._outputs()
-        if outputs is None:
-            return None
         self._stream = None
         outputs.append(Map(output))
-        return len(outputs) - 1
+        if display_id:
+            index = len(outputs) - 1
+            self.displays.register(display_id, self.notebook, self.cell_id, index, output["data"])
 
-    def _clear(self) -> None:
-        self._clear_before_next_output = False
+    def start_stream(self, name: str, text: str) -> None:
+        outputs = self._outputs()
+        if outputs is None:
+            return
+        self.add({"output_type": "stream", "name": name, "text": Text()}, None)
+        index = len(outputs) - 1
+        self._stream = _OpenStream(index, outputs[index]["text"])
+        self._stream.append(text)
+
+    def extend_stream(self, text: str) -> bool:
+        outputs = self._outputs()
+        stream = self._stream
+        # A client may have cleared or added outputs since: then the stream is not the last.
+        if stream is None or outputs is None or len(outputs) != stream.index + 1:
+            return False
+        stream.append(text)
+        return True
+
+    def clear(self) -> None:
         self._stream = None
         outputs = self._outputs()
         if outputs is not None:
             outputs.clear()
         self.displays.forget_cell(self.notebook, self.cell_id)
 
-    def _execution_count(self) -> int | None:
-        ycell = self._cell()
-        count = None if ycell is None else ycell.get("execution_count")
-        return None if count is None else int(count)
+    def update_display(self, display_id: str, content: Mapping[str, Any]) -> None:
+        self.displays.update(display_id, content)
 
     def _outputs(self) -> Array | None:
         ycell = self._cell()

@@ -7,6 +7,7 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import TransactionEvent
 
+from ganymede.execute.outputs import CellOutputs, DisplayRegistry
 from ganymede.serve.execution.ydoc_outputs import (
     RoomCellOutputs,
     RoomDisplays,
@@ -132,6 +133,20 @@ def test_messages_handed_over_together_give_what_they_give_one_by_one_in_one_upd
     assert len(updates) == 1
     assert cell(together, "a") == cell(one_by_one, "a")
     assert [o.get("text") for o in cell(together, "a")["outputs"]] == ["kept\n", None, "end"]
+
+
+def test_the_room_and_the_headless_runner_build_the_same_outputs() -> None:
+    shared = notebook("a")
+    room = RoomCellOutputs(shared, "a", RoomDisplays())
+    headless = CellOutputs([], DisplayRegistry())
+    messages = [("execute_input", {"execution_count": 3}), *MIXED]
+    messages.append(("execute_result", {"data": {"text/plain": "r"}, "metadata": {}}))
+    for message in messages:
+        room.handle([message])
+        headless.handle(*message)
+    headless.finish()
+    assert cell(shared, "a")["outputs"] == headless.outputs
+    assert headless.outputs[-1]["execution_count"] == 3
 
 
 def test_ten_thousand_lines_handed_over_together_are_one_update() -> None:
