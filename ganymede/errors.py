@@ -20,7 +20,8 @@ place; the pure packages and ``core/`` only ever raise them, never a door's own 
     ├── UnknownMark / UnknownSession(LookupError)  an agent's stale id            HTTP 404
     ├── RequestNotQueued(TimeoutError)      a named previous request never came      HTTP 408
     ├── ServerUnreachable(ConnectionError)  a server that does not answer            CLI exit 1
-    ├── ServerRefused                       a server's refusal no narrower error names MCP tool error
+    ├── ServerRefused                       a refusal no narrower error names        MCP tool error
+    ├── ServerStartFailed                   an in-process server that never listened CLI exit 1
     ├── HostCallError                       a host call that failed, with its code   host .code
     ├── PackageError                        pip could not install or uninstall       CLI exit 1
     │   └── NotInstalled(LookupError)       uninstalling what is not installed       CLI exit 1
@@ -165,6 +166,10 @@ class ServerRefused(GanymedeError):
         super().__init__(message)
         self.status = status
         self.code = code
+
+
+class ServerStartFailed(GanymedeError):
+    """A server ``ganymede mcp`` started in its own process that never came up; says why."""
 
 
 class HostCallError(GanymedeError):

@@ -87,7 +87,7 @@ def door(
 
     from ganymede.config import load_config
     from ganymede.errors import ConfigError, GanymedeError
-    from ganymede.mcp.stdio import DoorOptions, serve_stdio
+    from ganymede.mcp.stdio import DoorOptions, leave_now, serve_stdio
 
     served = (root if root is not None else Path.cwd()).resolve()
     if not served.is_dir():
@@ -105,7 +105,7 @@ def door(
     except GanymedeError as error:
         fail(str(error), EXIT_FAILED, COMMAND)
     if embedded:
-        _leave_now()
+        leave_now()
 
 
 @app.command("watch")
@@ -142,12 +142,10 @@ def watch_command(
     """Print one line per settled change: new request cells (@agent …), or with --all every
     change by others. Keeps running, and finds the server again when it restarts."""
     import asyncio
-    import signal
 
     from ganymede.mcp.lines import watch_json, watch_line
     from ganymede.mcp.watch import Watcher, WatchOptions
 
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # a closed pipe ends us, quietly
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
 
     def emit(event: Mapping[str, Any]) -> None:
@@ -158,6 +156,9 @@ def watch_command(
     try:
         asyncio.run(watcher.run())
     except KeyboardInterrupt:
+        raise typer.Exit(0) from None
+    except BrokenPipeError:  # the reader went away (`… | head -1`): done, quietly
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         raise typer.Exit(0) from None
 
 
@@ -235,11 +236,3 @@ def _drain_stdin() -> None:
         json.loads(sys.stdin.read() or "null")
     except (ValueError, OSError):
         return
-
-
-def _leave_now() -> None:
-    """Exit without waiting on the embedded server's idle worker threads (it has stopped)."""
-    logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)

@@ -16,7 +16,7 @@ import secrets
 import threading
 from pathlib import Path
 
-from ganymede.errors import GanymedeError
+from ganymede.errors import ServerStartFailed
 from ganymede.serve.app import EXTENSION, GanymedeServerApp, ServeOptions, server_argv
 from ganymede.serve.app import server_extensions as serve_extensions
 from ganymede.serve.contents import GanymedeContentsManager
@@ -25,10 +25,6 @@ from ganymede.serve.discover import ServerInfo
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT = 60.0
 STOP_TIMEOUT = 30.0
-
-
-class EmbeddedServerFailed(GanymedeError):
-    """The embedded server did not come up; the message says why."""
 
 
 class _EmbeddedServerApp(GanymedeServerApp):
@@ -59,9 +55,9 @@ class EmbeddedServer:
         self._thread = threading.Thread(target=self._serve, name="ganymede-server", daemon=True)
         self._thread.start()
         if not self._ready.wait(START_TIMEOUT):
-            raise EmbeddedServerFailed(f"the server for {self.root} did not start in time")
+            raise ServerStartFailed(f"the server for {self.root} did not start in time")
         if self._failure is not None or self._app is None:
-            raise EmbeddedServerFailed(f"the server for {self.root} failed: {self._failure}")
+            raise ServerStartFailed(f"the server for {self.root} failed: {self._failure}")
         return ServerInfo(url=self._app.connection_url, token=self.token, root=self.root, pid=None)
 
     def stop(self) -> None:

@@ -65,14 +65,16 @@ class NotebookDoor:
 
     # Plumbing shared by every tool
 
-    async def answer(self, ctx: Context, produce: Callable[[str], Awaitable[Reply]]) -> Content:
-        """Run a tool under the agent's session; its reply or refusal, then the changed lines."""
+    async def answer(
+        self, ctx: Context, produce: Callable[[str], Awaitable[Reply]], path: str = ""
+    ) -> Content:
+        """Run a tool under the agent's session; its reply or refusal, then the changed lines
+        (``path``: the notebook the tool works on, to point a refused edit at)."""
         self.notifier = ctx.session
         client_name = _client_name(ctx)
         try:
             reply = await self.link.call(client_name, produce)
         except EditRefused as refused:
-            path = str(refused.cell.get("path", ""))
             text = replies.refused_edit_text(refused.cell, refused.by, str(refused), path)
             raise ToolError(await self._ending(text)) from None
         except GanymedeError as error:
@@ -224,14 +226,10 @@ class NotebookDoor:
 
         async def edit(ctx: Context, path: str, op: str, **fields: Any) -> Content:
             async def produce(session: str) -> Reply:
-                try:
-                    answer = await link.client.edit_cells(session, path, op, **fields)
-                except EditRefused as refused:
-                    refused.cell.setdefault("path", path)
-                    raise
+                answer = await link.client.edit_cells(session, path, op, **fields)
                 return replies.edit_reply(op, path, answer)
 
-            return await self.answer(ctx, produce)
+            return await self.answer(ctx, produce, path)
 
         @tool(structured_output=False)
         async def cell_add(

@@ -9,11 +9,13 @@ closing stdin does: the session is deleted and an embedded server saves its room
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import logging
+import os
 import signal
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from ganymede.mcp.client import AgentClient
 from ganymede.mcp.link import AgentLink
@@ -34,7 +36,11 @@ class DoorOptions:
 
 
 async def serve_stdio(options: DoorOptions) -> bool:
-    """Serve MCP on stdin/stdout until the client hangs up; True if a server was embedded."""
+    """Serve MCP on stdin/stdout until the client hangs up; True if a server was embedded.
+
+    On SIGTERM the process ends here, once the session is closed and the embedded server
+    stopped: the SDK's stdin reader sits in a thread no cancellation reaches.
+    """
     embedded: EmbeddedServer | None = None
     server = _running_server(options)
     if server is None:
@@ -42,19 +48,31 @@ async def serve_stdio(options: DoorOptions) -> bool:
 
         embedded = EmbeddedServer(options.root, options.config_file)
         server = await asyncio.to_thread(embedded.start)
+    terminated = False
     try:
         async with AgentClient(server) as client:
             door = NotebookDoor(AgentLink(client, options.agent))
             try:
                 if options.agent is not None:
                     await door.link.open(None)
-                await _until_hung_up_or_terminated(door)
+                terminated = await _until_hung_up_or_terminated(door)
             finally:
                 await door.close()
     finally:
         if embedded is not None:
             await asyncio.to_thread(embedded.stop)
+    if terminated:
+        leave_now()
     return embedded is not None
+
+
+def leave_now() -> NoReturn:
+    """End the process without waiting for threads: the SDK's stdin reader, or an embedded
+    server's idle workers, would each hold a normal exit forever. Everything is closed."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 def _running_server(options: DoorOptions) -> ServerInfo | None:
@@ -63,12 +81,19 @@ def _running_server(options: DoorOptions) -> ServerInfo | None:
     return server_for(options.root)
 
 
-async def _until_hung_up_or_terminated(door: NotebookDoor) -> None:
-    serving = asyncio.ensure_future(door.mcp.run_stdio_async())
+async def _until_hung_up_or_terminated(door: NotebookDoor) -> bool:
+    """Serve until the client closes stdin (False) or SIGTERM comes (True)."""
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGTERM, serving.cancel)
+    terminated = asyncio.Event()
+    loop.add_signal_handler(signal.SIGTERM, terminated.set)
+    serving = asyncio.ensure_future(door.mcp.run_stdio_async())
+    ending = asyncio.ensure_future(terminated.wait())
     try:
-        with contextlib.suppress(asyncio.CancelledError):
-            await serving
+        await asyncio.wait({serving, ending}, return_when=asyncio.FIRST_COMPLETED)
     finally:
         loop.remove_signal_handler(signal.SIGTERM)
+        ending.cancel()
+    if serving.done():
+        serving.result()
+        return False
+    return True

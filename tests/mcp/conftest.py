@@ -56,24 +56,34 @@ def door_parameters(cwd: Path, env: dict[str, str], *args: str) -> StdioServerPa
 
 
 @asynccontextmanager
-async def mcp_door(parameters: StdioServerParameters) -> AsyncIterator[ClientSession]:
-    """An initialized MCP client session with a ``ganymede mcp`` process."""
+async def mcp_door(
+    parameters: StdioServerParameters, heard: list[types.ServerNotification] | None = None
+) -> AsyncIterator[ClientSession]:
+    """An initialized MCP client session with a ``ganymede mcp`` process; the notifications
+    the server sends go to ``heard``."""
+
+    async def hear(message: object) -> None:
+        if heard is not None and not isinstance(message, Exception):
+            heard.append(message)  # type: ignore[arg-type]
+
     info = types.Implementation(name=CLIENT_NAME, version="1.0")
     log = Path(parameters.cwd or ".").parent / "door.log"
     with log.open("a") as errlog:
         async with (
             stdio_client(parameters, errlog=errlog) as (read, write),
-            ClientSession(read, write, client_info=info) as session,
+            ClientSession(read, write, client_info=info, message_handler=hear) as session,
         ):
             await session.initialize()
             yield session
 
 
 @asynccontextmanager
-async def door_to(server: RunningServer) -> AsyncIterator[ClientSession]:
+async def door_to(
+    server: RunningServer, heard: list[types.ServerNotification] | None = None
+) -> AsyncIterator[ClientSession]:
     env = jupyter_env(server.root.parent / "jupyter")
     parameters = door_parameters(server.root, env, "--url", server.base, "--token", server.token)
-    async with mcp_door(parameters) as session:
+    async with mcp_door(parameters, heard) as session:
         yield session
 
 

@@ -11,6 +11,7 @@ import nbformat
 from mcp import types
 
 from tests.mcp.conftest import (
+    DEADLINE,
     add_markdown,
     call,
     door_to,
@@ -20,6 +21,7 @@ from tests.mcp.conftest import (
     until,
 )
 from tests.serve.conftest import RunningServer
+from tests.serve.rooms.client import eventually
 
 MARK = re.compile(r'@@mark \{"mark":"([0-9a-f]{16})"')
 TOOLS = {
@@ -148,3 +150,27 @@ async def test_a_run_answers_with_its_outputs_and_images(server: RunningServer) 
     images = [item for item in result.content if isinstance(item, types.ImageContent)]
     assert [base64.b64decode(image.data) for image in images] == [base64.b64decode(PNG)]
     assert '@@cell {"cell_type":"code","execution_count":2,"id":"s1"' in text_of(result)
+
+
+async def test_a_read_notebook_is_a_resource_updated_when_thomas_edits_it(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    path = write_notebook(server, "resource.ipynb", nbformat.v4.new_code_cell("n = 1", id="c1"))
+    uri = f"notebook://{path}"
+    heard: list[types.ServerNotification] = []
+
+    def updated() -> bool:
+        return any(
+            isinstance(note, types.ResourceUpdatedNotification) and str(note.params.uri) == uri
+            for note in heard
+        )
+
+    async with door_to(server, heard) as door, thomas_in(server, api, path) as thomas:
+        await call(door, "notebook_read", path=path)
+        listed = await door.list_resources()
+        assert uri in [str(resource.uri) for resource in listed.resources]
+        type_into(thomas, "c1", "  # Thomas")
+        await until(lambda: call(door, "notebooks_list"), "by Thomas", "Thomas's edit to be seen")
+        await eventually(updated, "notifications/resources/updated", DEADLINE)
+        read = await door.read_resource(uri)
+    assert "n = 1  # Thomas" in read.contents[0].text  # type: ignore[union-attr]

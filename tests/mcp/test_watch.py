@@ -9,12 +9,13 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import httpx
 import nbformat
 
 from tests.mcp.conftest import CLIENT_NAME, add_markdown, call, door_to, thomas_in, type_into, until
-from tests.serve.conftest import RunningServer, jupyter_env
+from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
 
 SETTLE = 0.5
 FIRST_LINE = 60.0  # the watch process starting up, before it is known to be connected
@@ -26,9 +27,7 @@ async def watching(
 ) -> AsyncIterator[asyncio.subprocess.Process]:
     """A watch process, fed from a server watcher that exists from now on: whenever the process
     connects, it gets every change since (a watcher reports from its start)."""
-    params = {"agent": CLIENT_NAME, "all": str("--all" in args).lower(), "settle": SETTLE}
-    started = api.get("api/agent/watch", params={**params, "wait": 0})
-    assert started.status_code == 200, started.text
+    start_watcher(api, every_change="--all" in args)
     env = jupyter_env(server.root.parent / "jupyter")
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -45,6 +44,13 @@ async def watching(
         if process.returncode is None:
             process.send_signal(signal.SIGINT)
             await process.wait()
+
+
+def start_watcher(api: httpx.Client, every_change: bool) -> None:
+    """The server's watcher for the watch process's options, reporting from now on."""
+    params = {"agent": CLIENT_NAME, "all": str(every_change).lower(), "settle": SETTLE, "wait": 0}
+    started = api.get("api/agent/watch", params=params)
+    assert started.status_code == 200, started.text
 
 
 async def next_line(process: asyncio.subprocess.Process, timeout: float) -> str:
@@ -151,3 +157,39 @@ async def changes(server: RunningServer, *args: str, cwd: str | None = None) -> 
     out, err = await process.communicate(hook_input)
     assert process.returncode == 0, err.decode()
     return out.decode()
+
+
+async def test_watch_finds_a_restarted_server_and_prints_each_request_once(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    env = jupyter_env(tmp_path / "jupyter")
+    env.pop("GANYMEDE_URL", None)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *("-m", "ganymede", "mcp", "watch", "--settle", str(SETTLE)),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+        env=env,
+        cwd=root,
+    )
+    lines = []
+    try:
+        for turn in ("before", "after"):
+            server = start_server(root, env)
+            try:
+                with server.client() as api:
+                    path = write_notebook(server, f"{turn}.ipynb")
+                    open_agent_session(api)
+                    start_watcher(api, every_change=False)
+                    async with thomas_in(server, api, path) as thomas:
+                        add_markdown(thomas, f"@agent {turn} the restart", f"ask-{turn}")
+                        lines.append(await next_line(process, FIRST_LINE))
+            finally:
+                stop_server(server)
+    finally:
+        process.send_signal(signal.SIGINT)
+        assert await process.wait() == 0
+    assert [line.split(":", 1)[0] for line in lines] == ["before.ipynb", "after.ipynb"]
+    assert '"before the restart"' in lines[0] and '"after the restart"' in lines[1]
