@@ -52,7 +52,8 @@ class GanymedeContentsManager(AsyncLargeFileManager):
             # Signing here would not last: the owner's room saves over the file without knowing.
             # Jupyter answers this request with an HTML page, so the reason phrase says why too.
             why = f"open read-only here: {self._owner(path)} owns it; trust it there"
-            raise HTTPError(409, f"{path}: {why}".replace("%", "%%"), reason=why.capitalize())
+            reason = why[0].upper() + why[1:]
+            raise HTTPError(409, f"{path}: {why}".replace("%", "%%"), reason=reason)
         self.log.warning("Trusting notebook %s through its room", path)
         await room.trust()
 
