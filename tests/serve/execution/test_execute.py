@@ -136,6 +136,26 @@ async def test_ten_thousand_lines_make_one_stream_output(
         assert seen["text"] == expected
 
 
+async def test_lines_flushed_one_message_each_arrive_whole_and_in_order(
+    server: RunningServer, api: httpx.Client, endpoint: httpx.AsyncClient, kernel: str
+) -> None:
+    # Thousands of messages pile up faster than the room takes them: read together, in order.
+    source = (
+        "import sys\nfor i in range(3_000):\n    print(i, flush=True)\n"
+        "    if i % 1_000 == 999:\n        print('mark', i, file=sys.stderr, flush=True)"
+    )
+    document = add_notebook(server, api, "flushed.ipynb", flushed=source)
+    answer = await execute(endpoint, kernel, document, hashed(("flushed", source)), wait=60)
+    assert answer.json()["finished"] is True
+    outputs = answer.json()["cells"][0]["outputs"]
+    expected = []
+    for block in range(3):
+        lines = range(block * 1_000, (block + 1) * 1_000)
+        expected.append(("stdout", "".join(f"{i}\n" for i in lines)))
+        expected.append(("stderr", f"mark {block * 1_000 + 999}\n"))
+    assert [(output["name"], output["text"]) for output in outputs] == expected
+
+
 async def test_clears_carriage_returns_and_display_updates_as_jupyterlab_shows_them(
     server: RunningServer, api: httpx.Client, endpoint: httpx.AsyncClient, kernel: str
 ) -> None:
