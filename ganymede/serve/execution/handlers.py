@@ -2,9 +2,9 @@
 
 Answers: ``200 null`` once queued; with ``wait``, ``{"finished", "cells"}`` once the batch ran
 or the time is up; in JupyterLab's form, ``200 {"status": "ok"}`` when the cell ran and ``422``
-with its error when it raised. Refusals: 400 (bad body, kernel not running, not a notebook),
-404 (kernel, document or cell unknown), 408 (previous request never queued), 409
-``{"error": "source_mismatch", "cell_id"}``.
+with its error when it raised (``CellNotRun`` when a cell sent with it raised first).
+Refusals: 400 (bad body, kernel not running, not a notebook), 404 (kernel, document or cell
+unknown), 408 (previous request never queued), 409 ``{"error": "source_mismatch", "cell_id"}``.
 """
 
 from __future__ import annotations
