@@ -21,6 +21,7 @@ from ganymede.errors import CellNotFound, SourceMismatch, UsageError
 from ganymede.fileid import FileIdStore
 from ganymede.notebook.hashing import source_hash
 from ganymede.notebook.provenance import KERNEL_AUTHOR, NAMESPACE, agent_stamp
+from ganymede.notebook.schema import strip_transient
 from ganymede.serve.execution.service import RoomHold
 from ganymede.serve.rooms import RoomManager
 from ganymede.serve.rooms.document import DocumentKind
@@ -38,7 +39,11 @@ def room_notebook_reader(rooms: RoomManager) -> OpenDocument:
 
     def open_document(api_path: str) -> dict[str, Any] | None:
         room = rooms.open_notebook_room(api_path)
-        return None if room is None else room.document.shared.get()
+        if room is None:
+            return None
+        notebook: dict[str, Any] = room.document.shared.get()
+        strip_transient(notebook)  # the cells' trust marks are for JupyterLab, not the notebook
+        return notebook
 
     return open_document
 

@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import nbformat
 import pytest
+from nbformat.sign import NotebookNotary
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from ganymede.notebook.results import RESULT_MIME
@@ -107,6 +108,8 @@ def result_output(name: str, value: Any) -> dict[str, Any]:
 
 async def test_read_results_and_search_see_a_rooms_unsaved_edit(server: InProcessServer) -> None:
     path = write_notebook(server.root / "sub" / "live.ipynb")
+    with NotebookNotary() as notary:  # signed: the room marks its code cells trusted
+        notary.sign(nbformat.read(path, as_version=4))
     before = path.read_bytes()
     notebooks = server.context.notebooks
     assert notebooks is not None
@@ -128,6 +131,8 @@ async def test_read_results_and_search_see_a_rooms_unsaved_edit(server: InProces
         first = read["notebook"]["cells"][0]
         assert first["source"] == "x = 1  # edited live"
         assert set(read["hashes"]) == {cell["id"] for cell in read["notebook"]["cells"]}
+        assert ada.shared.get()["cells"][0]["metadata"] == {"trusted": True}
+        assert [cell["metadata"] for cell in read["notebook"]["cells"]] == [{}, {}]  # JSON as filed
         assert notebooks.results("sub/live.ipynb") == {"answer": 42}
         found = notebooks.search("edited live")
         assert [(hit["path"], hit["index"]) for hit in found["hits"]] == [("sub/live.ipynb", 0)]
