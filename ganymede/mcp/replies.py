@@ -9,10 +9,12 @@ image content and ends every reply with the server's ``@@changed`` lines.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ganymede.errors import UsageError
 from ganymede.notebook.render import (
     ImageOutput,
     notebook_language,
@@ -68,6 +70,22 @@ def mark_line(path: str, mark: str) -> str:
         + f'\nYour read mark is now "{mark}": call notebook_read(since: "{mark}") '
         "to see what others change next."
     )
+
+
+def full_cell_text(answer: Mapping[str, Any], cell_key: str) -> str:
+    """One cell with its outputs uncut: where a cut output's ``notebook://…`` ref leads."""
+    path = str(answer["path"])
+    cells = answer["notebook"].get("cells") or []
+    for index, cell in enumerate(cells):
+        if cell.get("id") == cell_key or str(index) == cell_key:
+            return render_cell(
+                cell,
+                index=index,
+                path=path,
+                language=language_of(answer["notebook"]),
+                max_text=sys.maxsize,
+            ).text
+    raise UsageError(f"no cell {cell_key} in {path}")
 
 
 def unknown_cells(notebook: Mapping[str, Any], cells: Sequence[str | int]) -> list[str | int]:

@@ -17,7 +17,7 @@ from typing import Annotated, Any
 
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context, Image
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.mcpserver.resources.types import FunctionResource
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.subscriptions import ResourceUpdated
@@ -154,6 +154,33 @@ class NotebookDoor:
     def _register(self) -> None:
         tool = self.mcp.tool
         link = self.link
+
+        async def read_for_resource(path: str) -> dict[str, Any]:
+            try:
+                return await link.call(None, lambda session: link.client.read(session, path))
+            except GanymedeError as error:
+                raise ResourceError(str(error)) from None
+
+        @self.mcp.resource(
+            REF_SCHEME + "{+path}",
+            name="notebook",
+            description="A notebook as it is live, in the @@cell format.",
+            mime_type="text/plain",
+        )
+        async def notebook_resource(path: str) -> str:
+            return replies.read_reply(await read_for_resource(path)).text
+
+        @self.mcp.resource(
+            REF_SCHEME + "{+path}#{cell}/outputs/{k}",
+            name="cell outputs",
+            description="A cell with its outputs in full, where a cut output's ref leads.",
+            mime_type="text/plain",
+        )
+        async def outputs_resource(path: str, cell: str, k: str) -> str:
+            try:
+                return replies.full_cell_text(await read_for_resource(path), cell)
+            except GanymedeError as error:
+                raise ResourceError(str(error)) from None
 
         @tool(structured_output=False)
         async def notebooks_list(

@@ -174,3 +174,16 @@ async def test_a_read_notebook_is_a_resource_updated_when_thomas_edits_it(
         await eventually(updated, "notifications/resources/updated", DEADLINE)
         read = await door.read_resource(uri)
     assert "n = 1  # Thomas" in read.contents[0].text  # type: ignore[union-attr]
+
+
+async def test_a_cut_output_names_a_resource_holding_all_of_it(server: RunningServer) -> None:
+    printed = "".join(f"line {n}\n" for n in range(1000))
+    cell = nbformat.v4.new_code_cell("for n in range(1000): print('line', n)", id="c1")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=printed)]
+    path = write_notebook(server, "long.ipynb", cell)
+    ref = "notebook://long.ipynb#c1/outputs/0"
+    async with door_to(server) as door:
+        read = await call(door, "notebook_read", path=path)
+        whole = await door.read_resource(ref)
+    assert f"more characters: read {ref}" in read and "line 999" not in read
+    assert printed in whole.contents[0].text  # type: ignore[union-attr]
