@@ -43,10 +43,22 @@ class NotebookAttribution:
         self._clock = clock
         self._authors: dict[str, CellAuthors] = {}
         self._order: list[str] = [_cell_id(cell) for cell in cells]
+        self.version = 0
+        """Counts the transactions that changed any cell: a cheap "did the cells change?"."""
+        self._touched: dict[str, int] = {}  # cell id → the version that last changed it
         self._subscription = cells.observe_deep(self._on_events)
 
     def authors(self) -> Mapping[str, CellAuthors]:
         return dict(self._authors)
+
+    def order(self) -> list[str]:
+        """The cells' ids in document order, as the observed changes left them."""
+        return list(self._order)
+
+    def cell_version(self, cell_id: str) -> int:
+        """The ``version`` that last changed ``cell_id`` (0: not since the room opened), so a
+        reader can keep what it read of the cells that did not change."""
+        return self._touched.get(cell_id, 0)
 
     def record_run(self, cell_id: str, author: Author) -> None:
         self._stamp(cell_id, "ran", Stamp(author, self._clock()))
@@ -55,6 +67,7 @@ class NotebookAttribution:
         self._cells.unobserve(self._subscription)
 
     def _on_events(self, events: list[Any]) -> None:
+        self.version += 1
         author = self._author_now()
         stamp = Stamp(author, self._clock()) if author is not None else None
         # The cells array first: later events address cells by their index after it.
@@ -62,10 +75,14 @@ class NotebookAttribution:
             path = event.path
             if not path:
                 self._on_cells_changed(event, stamp)
-            elif stamp is not None and isinstance(path[0], int) and path[0] < len(self._order):
-                part = _changed_part(event, path)
-                if part is not None:
-                    self._stamp(self._order[path[0]], part, stamp)
+            elif isinstance(path[0], int) and path[0] < len(self._order):
+                if len(path) == 1 and isinstance(event, MapEvent) and "id" in event.keys:
+                    self._order[path[0]] = _cell_id(self._cells[path[0]])
+                cell_id = self._order[path[0]]
+                self._touched[cell_id] = self.version
+                part = _changed_part(event, path) if stamp is not None else None
+                if stamp is not None and part is not None:
+                    self._stamp(cell_id, part, stamp)
 
     def _on_cells_changed(self, event: ArrayEvent, stamp: Stamp | None) -> None:
         """Keep the id mirror in step; stamp inserted cells as placed (and written, when new)
@@ -84,6 +101,8 @@ class NotebookAttribution:
                 inserted = [_cell_id(cell) for cell in step["insert"]]
                 self._order[position:position] = inserted
                 position += len(inserted)
+                for cell_id in inserted:
+                    self._touched[cell_id] = self.version
                 if stamp is None:
                     continue
                 for cell_id in inserted:

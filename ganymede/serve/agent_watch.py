@@ -21,6 +21,7 @@ from jupyter_ydoc import YNotebook
 from ganymede.agent import CellAuthors, CellState, Change, Reader, notebook_states, report_changes
 from ganymede.fileid import FileIdStore
 from ganymede.serve.rooms import RoomManager
+from ganymede.serve.rooms.document import notebook_content
 from ganymede.serve.rooms.room import DocumentRoom
 
 SCAN_INTERVAL = 0.25
@@ -38,7 +39,7 @@ class _Room:
 
     states: tuple[CellState, ...]
     reported_at: float
-    state_vector: bytes
+    version: int
     changed_at: float
     pending: bool = False
 
@@ -107,13 +108,13 @@ class Watcher:
             notebook = room.document.shared
             if not isinstance(notebook, YNotebook):
                 continue
-            state_vector = room.document.doc.get_state()
+            version = _cells_version(room)
             known = self._rooms.get(file_id)
             if known is None:
                 self._rooms[file_id] = self._first_sight(room, notebook, baseline, now)
                 continue
-            if state_vector != known.state_vector:
-                known.state_vector, known.changed_at, known.pending = state_vector, now, True
+            if version != known.version:
+                known.version, known.changed_at, known.pending = version, now, True
             elif known.pending and now - known.changed_at >= self.settle:
                 self._report(file_id, room, notebook, known, now)
 
@@ -123,7 +124,7 @@ class Watcher:
         """A room open when the watcher started is its starting point. One opened since may
         already hold what a person did in it: cells written since the watcher started are
         left out of the starting point, so they are reported (as added) once it settles."""
-        states = notebook_states(notebook.get())
+        states = notebook_states(notebook_content(notebook))
         pending = False
         if not baseline:
             authors = _authors(room)
@@ -134,12 +135,12 @@ class Watcher:
             }
             pending = bool(fresh)
             states = tuple(state for state in states if state.id not in fresh)
-        return _Room(states, self.started, room.document.doc.get_state(), now, pending)
+        return _Room(states, self.started, _cells_version(room), now, pending)
 
     def _report(
         self, file_id: str, room: DocumentRoom, notebook: YNotebook, known: _Room, now: float
     ) -> None:
-        content = notebook.get()
+        content = notebook_content(notebook)
         states = notebook_states(content)
         report = report_changes(
             known.states,
@@ -157,6 +158,11 @@ class Watcher:
             event = {"path": path, **entry.to_json(), "source": sources.get(entry.id, "")}
             self.events.append(event)
             self._arrived.set()
+
+
+def _cells_version(room: DocumentRoom) -> int:
+    """Changes only when cells do: a save (which touches the document's state) is no edit."""
+    return room.attribution.version if room.attribution is not None else 0
 
 
 def _touched_after(stamps: CellAuthors, moment: float) -> bool:

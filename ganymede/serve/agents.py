@@ -18,6 +18,7 @@ import contextlib
 import logging
 import secrets
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -30,8 +31,10 @@ from ganymede.agent import (
     Author,
     AuthorKind,
     CellAuthors,
+    CellState,
     MarkBook,
     Reader,
+    cell_state,
     changed_line,
     changed_since,
     notebook_states,
@@ -62,6 +65,7 @@ from ganymede.serve.execution.requests import CellRequest, ExecuteRequest
 from ganymede.serve.notebook_kernels import NotebookKernels
 from ganymede.serve.room_edits import RoomHolds
 from ganymede.serve.rooms import RoomManager
+from ganymede.serve.rooms.document import notebook_content, read_shared
 from ganymede.serve.rooms.room import DocumentRoom
 from ganymede.serve.service import Service
 
@@ -106,6 +110,9 @@ class Agents(Service):
         self.kernel_specs = kernel_specs
         self.settle = settle
         self._watchers: dict[tuple[str, bool, float], Watcher] = {}
+        self._snapshots: weakref.WeakKeyDictionary[
+            DocumentRoom, dict[str, tuple[int, dict[str, Any], CellState]]
+        ] = weakref.WeakKeyDictionary()
         self.file_ids = file_ids
         self.log = log
         self.clock = clock
@@ -172,7 +179,7 @@ class Agents(Service):
             raise UsageError("give the notebook's path, or since: a mark from an earlier read")
         api_path = normalize_api_path(path)
         room, notebook = await self.holds.notebook(session.id, api_path, writable=False)
-        content = notebook.get()
+        content = notebook_content(notebook)
         states = notebook_states(content)
         changes = None
         if previous is not None:
@@ -197,12 +204,10 @@ class Agents(Service):
             path = self.file_ids.get_path(file_id)
             if room is None or mark is None or path is None:
                 continue
-            notebook = room.document.shared
-            assert isinstance(notebook, YNotebook)
-            content = notebook.get()
+            content, states = self._snapshot(room)
             report = report_changes(
                 mark.states,
-                notebook_states(content),
+                states,
                 _authors(room),
                 self._reader(agent, content),
                 since=mark.at,
@@ -366,7 +371,7 @@ class Agents(Service):
         api_path = normalize_api_path(path)
         _, notebook = await self.holds.notebook(session.id, api_path)  # held while it runs
         file_id = self._file_id(api_path)
-        kernel_id = await self.kernels.ensure(api_path, notebook.get())
+        kernel_id = await self.kernels.ensure(api_path, notebook_content(notebook))
         request = ExecuteRequest(
             room_edits.notebook_room_name(file_id), [CellRequest(i, None) for i in cell_ids]
         )
@@ -429,9 +434,33 @@ class Agents(Service):
         raise EditRefused(cell, by, reason)
 
     def _moved_mark(self, agent: str, file_id: str, notebook: YNotebook, touched: set[str]) -> None:
-        self.marks.own_change(agent, file_id, notebook_states(notebook.get()), touched)
+        self.marks.own_change(agent, file_id, notebook_states(notebook_content(notebook)), touched)
 
     # Helpers
+
+    def _snapshot(self, room: DocumentRoom) -> tuple[dict[str, Any], tuple[CellState, ...]]:
+        """The room's cells and their states, reading again only the cells that changed since
+        the last snapshot: every tool reply asks what changed, and mostly little did."""
+        notebook = room.document.shared
+        assert isinstance(notebook, YNotebook)
+        attribution = room.attribution
+        order = attribution.order() if attribution is not None else []
+        unique = len(set(order)) == len(order)  # ids missing or shared (nbformat 4.4): read all
+        if attribution is None or not unique or len(order) != len(notebook.ycells):
+            content = notebook_content(notebook)
+            return content, notebook_states(content)
+        known = self._snapshots.get(room, {})
+        fresh: dict[str, tuple[int, dict[str, Any], CellState]] = {}
+        for index, cell_id in enumerate(order):
+            version = attribution.cell_version(cell_id)
+            entry = known.get(cell_id)
+            if entry is None or entry[0] != version:
+                cell = read_shared(notebook.ycells[index])
+                entry = (version, cell, cell_state(cell))
+            fresh[cell_id] = entry
+        self._snapshots[room] = fresh
+        cells = [entry[1] for entry in fresh.values()]
+        return {"cells": cells}, tuple(entry[2] for entry in fresh.values())
 
     def _reader(self, agent: str, content: Mapping[str, Any]) -> Reader:
         return Reader(

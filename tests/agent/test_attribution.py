@@ -122,3 +122,18 @@ def test_closed_attribution_stops_recording() -> None:
     room.receive(thomas, THOMAS, before)
 
     assert room.attribution.authors() == {}
+
+
+def test_each_cell_knows_the_version_that_last_changed_it() -> None:
+    room = Room(_cell("a", "x"), _cell("b", "y"))
+    assert room.attribution.order() == ["a", "b"]
+    assert room.attribution.cell_version("a") == 0
+
+    room.notebook.ycells[1]["source"] = "y = 2"  # no author: still a change to that cell
+    room.notebook.append_cell(_cell("c", "z"))
+    room.notebook.ycells[0]["id"] = "renamed"
+
+    versions = {cell_id: room.attribution.cell_version(cell_id) for cell_id in ("b", "c")}
+    assert room.attribution.order() == ["renamed", "b", "c"]
+    assert 0 < versions["b"] < versions["c"] < room.attribution.cell_version("renamed")
+    assert room.attribution.version == room.attribution.cell_version("renamed")
