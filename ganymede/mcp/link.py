@@ -3,7 +3,9 @@
 The session is opened with the agent's name: ``--agent``, else the MCP client's name, which is
 known only once the client has introduced itself, so without ``--agent`` it opens on the first
 call. A session the server forgot (it restarted, or dropped us) is opened again and the call
-retried once. The session is deleted when the door closes.
+retried once; so is a call to a server that stopped answering, once ``rediscover`` finds the
+one now serving the directory (a restarted ``ganymede serve`` listens on another port). The
+session is deleted when the door closes.
 """
 
 from __future__ import annotations
@@ -14,8 +16,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from ganymede.errors import GanymedeError, UnknownSession
+from ganymede.errors import GanymedeError, ServerUnreachable, UnknownSession
 from ganymede.mcp.client import AgentClient
+from ganymede.serve.discover import ServerInfo
 
 KEEP_ALIVE_INTERVAL = 30.0  # the server drops a session silent for 120 s
 
@@ -26,8 +29,14 @@ T = TypeVar("T")
 class AgentLink:
     """One agent session on one server, for the tools to call the agent API under."""
 
-    def __init__(self, client: AgentClient, agent: str | None = None) -> None:
+    def __init__(
+        self,
+        client: AgentClient,
+        agent: str | None = None,
+        rediscover: Callable[[], ServerInfo | None] | None = None,
+    ) -> None:
         self.client = client
+        self.rediscover = rediscover
         self.fixed_agent = agent
         self.agent: str | None = None
         self.session: str | None = None
@@ -48,13 +57,17 @@ class AgentLink:
 
     async def call(self, client_name: str | None, action: Callable[[str], Awaitable[T]]) -> T:
         """``action(session)``, reopening the session once if the server forgot it."""
-        session = await self.open(client_name)
+        session = None
         try:
+            session = await self.open(client_name)
             return await action(session)
         except UnknownSession:
             if self.session == session:
                 self.session = None
-            return await action(await self.open(client_name))
+        except ServerUnreachable:
+            if not await self._moved():
+                raise
+        return await action(await self.open(client_name))
 
     async def changed_lines(self) -> list[str]:
         """The ``@@changed`` line of each notebook others changed since this agent's mark."""
@@ -71,6 +84,18 @@ class AgentLink:
             with contextlib.suppress(GanymedeError):
                 await self.client.close_session(self.session)
             self.session = None
+        await self.client.aclose()
+
+    async def _moved(self) -> bool:
+        """Whether the server now answers elsewhere; if so, talk to it (with a new session)."""
+        found = self.rediscover() if self.rediscover is not None else None
+        if found is None or found.url == self.client.server.url:
+            return False
+        log.info("ganymede mcp: the server moved to %s", found.url)
+        await self.client.aclose()
+        self.client = AgentClient(found)
+        self.session = None
+        return True
 
     async def _keep_alive_loop(self) -> None:
         while True:

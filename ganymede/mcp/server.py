@@ -112,14 +112,20 @@ class NotebookDoor:
         self.link.read_paths.add(path)
 
         async def current() -> str:
-            answer = await self.link.call(None, lambda s: self.link.client.read(s, path))
-            return replies.read_reply(answer).text
+            return replies.read_reply(await self.read_for_resource(path)).text
 
         self.mcp.add_resource(
             FunctionResource(
                 uri=f"{REF_SCHEME}{path}", name=path, fn=current, mime_type="text/plain"
             )
         )
+
+    async def read_for_resource(self, path: str) -> dict[str, Any]:
+        """A read for a resource: refusals as resource errors, which clients show as such."""
+        try:
+            return await self.link.call(None, lambda session: self.link.client.read(session, path))
+        except GanymedeError as error:
+            raise ResourceError(str(error)) from None
 
     # Resource updates
 
@@ -155,12 +161,6 @@ class NotebookDoor:
         tool = self.mcp.tool
         link = self.link
 
-        async def read_for_resource(path: str) -> dict[str, Any]:
-            try:
-                return await link.call(None, lambda session: link.client.read(session, path))
-            except GanymedeError as error:
-                raise ResourceError(str(error)) from None
-
         @self.mcp.resource(
             REF_SCHEME + "{+path}",
             name="notebook",
@@ -168,7 +168,7 @@ class NotebookDoor:
             mime_type="text/plain",
         )
         async def notebook_resource(path: str) -> str:
-            return replies.read_reply(await read_for_resource(path)).text
+            return replies.read_reply(await self.read_for_resource(path)).text
 
         @self.mcp.resource(
             REF_SCHEME + "{+path}#{cell}/outputs/{k}",
@@ -178,7 +178,7 @@ class NotebookDoor:
         )
         async def outputs_resource(path: str, cell: str, k: str) -> str:
             try:
-                return replies.full_cell_text(await read_for_resource(path), cell)
+                return replies.full_cell_text(await self.read_for_resource(path), cell)
             except GanymedeError as error:
                 raise ResourceError(str(error)) from None
 

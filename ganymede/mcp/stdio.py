@@ -50,14 +50,14 @@ async def serve_stdio(options: DoorOptions) -> bool:
         server = await asyncio.to_thread(embedded.start)
     terminated = False
     try:
-        async with AgentClient(server) as client:
-            door = NotebookDoor(AgentLink(client, options.agent))
-            try:
-                if options.agent is not None:
-                    await door.link.open(None)
-                terminated = await _until_hung_up_or_terminated(door)
-            finally:
-                await door.close()
+        rediscover = None if embedded is not None else lambda: _running_server(options)
+        door = NotebookDoor(AgentLink(AgentClient(server), options.agent, rediscover))
+        try:
+            if options.agent is not None:
+                await door.link.open(None)
+            terminated = await _until_hung_up_or_terminated(door)
+        finally:
+            await door.close()
     finally:
         if embedded is not None:
             await asyncio.to_thread(embedded.stop)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from pathlib import Path
 
 import httpx
 import nbformat
@@ -14,13 +15,15 @@ from tests.mcp.conftest import (
     DEADLINE,
     add_markdown,
     call,
+    door_parameters,
     door_to,
+    mcp_door,
     text_of,
     thomas_in,
     type_into,
     until,
 )
-from tests.serve.conftest import RunningServer
+from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
 from tests.serve.rooms.client import eventually
 
 MARK = re.compile(r'@@mark \{"mark":"([0-9a-f]{16})"')
@@ -187,3 +190,24 @@ async def test_a_cut_output_names_a_resource_holding_all_of_it(server: RunningSe
         whole = await door.read_resource(ref)
     assert f"more characters: read {ref}" in read and "line 999" not in read
     assert printed in whole.contents[0].text  # type: ignore[union-attr]
+
+
+async def test_the_door_follows_a_restarted_server_to_its_new_port(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    env = jupyter_env(tmp_path / "jupyter")
+    env.pop("GANYMEDE_URL", None)
+    first = start_server(root, env)
+    nbformat.write(nbformat.v4.new_notebook(), root / "kept.ipynb")
+    try:
+        async with mcp_door(door_parameters(root, env)) as door:
+            assert '"path":"kept.ipynb"' in await call(door, "notebooks_list")
+            stop_server(first)
+            second = start_server(root, env)
+            try:
+                assert second.port != first.port
+                assert '"path":"kept.ipynb"' in await call(door, "notebooks_list")
+            finally:
+                stop_server(second)
+    finally:
+        stop_server(first)
