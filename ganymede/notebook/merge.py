@@ -77,6 +77,8 @@ class MergeResult:
     file_wins_outright: bool
     room_changed: bool  # the merge differs from the room's notebook: apply it to the room
     file_changed: bool  # the merge differs from the file: save it
+    # Ids of merged cells that are, as JSON, exactly the room's cell: nothing to apply there.
+    same_in_room: frozenset[str] = frozenset()
 
 
 class _CellParts:
@@ -178,6 +180,13 @@ def merge_notebooks(
         file_wins_outright=False,
         room_changed=not _same_notebook(merged, merged_read, ours, _as_read(ours_cells)),
         file_changed=not _same_notebook(merged, merged_read, theirs, _as_read(theirs_cells)),
+        same_in_room=frozenset(
+            cell_id
+            for cell_id, parts in merged_read
+            if (room_cell := ours_cells.get(cell_id)) is not None
+            and room_cell.cell.get("id") == cell_id
+            and room_cell.fingerprint == parts.fingerprint
+        ),
     )
 
 

@@ -33,6 +33,12 @@ def parse_notebook(text: str | bytes, path: str) -> dict[str, Any]:
     ``trusted``) dropped, as nbformat's reader does. In a 4.5+ notebook, cells with a missing or
     duplicate id get a fresh one, as Jupyter's contents API does (without nbformat's warnings).
     """
+    return parse_notebook_declared(text, path)[0]
+
+
+def parse_notebook_declared(text: str | bytes, path: str) -> tuple[dict[str, Any], int]:
+    """``parse_notebook``, and the nbformat major version ``text`` declares: a notebook before
+    version 4 comes back upgraded, its cells with fresh ids that match nothing."""
     try:
         raw = json.loads(text)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -45,7 +51,7 @@ def parse_notebook(text: str | bytes, path: str) -> dict[str, Any]:
     if not 1 <= major <= NBFORMAT_MAJOR:
         raise InvalidNotebook(path, f"nbformat {major} is not a version this reader knows")
     if major < NBFORMAT_MAJOR:
-        return _upgrade(raw, major, path)
+        return _upgrade(raw, major, path), major
     _repair_cell_ids(raw)
     strip_transient(raw)
     try:
@@ -53,7 +59,7 @@ def parse_notebook(text: str | bytes, path: str) -> dict[str, Any]:
     except SchemaProblem as problem:
         raise InvalidNotebook(path, str(problem)) from None
     rejoin_lines(raw)
-    return raw
+    return raw, major
 
 
 def dumps_notebook(notebook: dict[str, Any]) -> str:

@@ -54,3 +54,16 @@ def test_a_long_notebook_keeps_one_change_from_each_side() -> None:
     assert merged[2] == base["cells"][2]
     assert result.room_changed and result.file_changed
     assert merged[2] is not base["cells"][2] and merged[2] is not theirs["cells"][2]
+
+
+def test_cells_the_room_already_has_as_merged_are_named() -> None:
+    base = notebook(code("same"), code("mine"), code("theirs"), code("lines", ["a\n", "b"]))
+    ours = copy.deepcopy(base)
+    ours["cells"][1]["source"] = "edited in the room"
+    ours["cells"][3]["source"] = "a\nb"
+    theirs = copy.deepcopy(base)
+    theirs["cells"][2]["source"] = "edited on disk"
+    result = merge_notebooks(base, ours, theirs)
+    # "lines" is the same cell, spelled differently: applying it would change nothing, but
+    # only cells equal as JSON are named, so it is compared again when applied.
+    assert result.same_in_room == {"same", "mine"}

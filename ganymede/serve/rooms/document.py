@@ -20,10 +20,10 @@ from typing import Any
 
 from jupyter_ydoc import YNotebook, YUnicode
 from jupyter_ydoc.ybasedoc import YBaseDoc
-from pycrdt import Doc, Map
+from pycrdt import Array, Doc, Map
 
 from ganymede.errors import UsageError
-from ganymede.notebook.nbio import dumps_fresh_notebook, parse_notebook
+from ganymede.notebook.nbio import dumps_fresh_notebook, parse_notebook_declared
 
 # Before nbformat 4.5 cells have no ids; jupyter_ydoc's get() leaves them out.
 _LAST_MINOR_WITHOUT_IDS = 4
@@ -58,9 +58,10 @@ class RoomDocument:
     def __init__(self, kind: DocumentKind) -> None:
         self.kind = kind
         self.shared: YBaseDoc = YNotebook() if kind is DocumentKind.NOTEBOOK else YUnicode()
-        # The last file bytes parsed and what they parsed to: the bytes a merge takes in now
-        # are the base of the next one, which then need not be parsed again.
-        self._parsed: tuple[bytes, Any] | None = None
+        # The last two file versions parsed, with what they parsed to and the nbformat major
+        # version each declares: the bytes a merge takes in now are the base of the next one,
+        # which then need not be parsed again.
+        self._parsed: list[tuple[bytes, Any, int]] = []
 
     @property
     def doc(self) -> Doc:
@@ -92,21 +93,6 @@ class RoomDocument:
             return dumps_fresh_notebook(content).encode("utf-8")
         return str(content).encode("utf-8")
 
-    def parse(self, data: bytes, path: str) -> Any:
-        """The file's bytes as ``kind`` reads them (InvalidNotebook or UnicodeDecodeError).
-
-        The result of the last parse is remembered and handed out again for the same bytes,
-        so callers must not change it.
-        """
-        if self._parsed is not None and self._parsed[0] == data:
-            return self._parsed[1]
-        if self.kind is DocumentKind.NOTEBOOK:
-            content = parse_notebook(data, path)
-        else:
-            content = data.decode("utf-8")
-        self._parsed = (data, content)
-        return content
-
     def mark_saved(self, file_hash: str, *, clean: bool) -> None:
         """Tell the frontend what the file now holds; ``clean`` clears its unsaved dot.
 
@@ -117,11 +103,39 @@ class RoomDocument:
         if clean and self.shared.dirty is not False:
             self.shared.dirty = False
 
+    def parse(self, data: bytes, path: str) -> Any:
+        """The file's bytes as ``kind`` reads them (InvalidNotebook or UnicodeDecodeError).
+
+        Results are remembered and handed out again for the same bytes, so callers must not
+        change them.
+        """
+        return self._parse(data, path)[0]
+
+    def declared_major(self, data: bytes, path: str) -> int:
+        """The nbformat major version a notebook file declares (1-4; ``parse`` upgrades)."""
+        return self._parse(data, path)[1]
+
+    def _parse(self, data: bytes, path: str) -> tuple[Any, int]:
+        for known, content, major in self._parsed:
+            if known == data:
+                return content, major
+        if self.kind is DocumentKind.NOTEBOOK:
+            content, major = parse_notebook_declared(data, path)
+        else:
+            content, major = data.decode("utf-8"), 0
+        self._parsed = [*self._parsed[-1:], (data, content, major)]
+        return content, major
+
 
 def shared_cells(notebook: YNotebook) -> list[dict[str, Any]]:
-    """Every shared cell as JSON data, as ``Map.to_py`` reads it but with whole numbers as
-    ints (Yjs keeps every number as a float), ``execution_state`` included."""
-    return _from_json(str(notebook.ycells))
+    """Every shared cell as JSON data, ``execution_state`` included (see ``read_shared``)."""
+    return read_shared(notebook.ycells)
+
+
+def read_shared(value: Array | Map) -> Any:
+    """A shared value as JSON data, as ``to_py`` reads it but in one pass and with whole numbers
+    as ints (Yjs keeps every number as a float)."""
+    return _from_json(str(value))
 
 
 def notebook_content(notebook: YNotebook) -> dict[str, Any]:
@@ -130,7 +144,7 @@ def notebook_content(notebook: YNotebook) -> dict[str, Any]:
     ``get()`` also renames cells that share an id, writing the new ids into the document; a
     notebook with such cells is left to it, so that stays exactly as it was.
     """
-    meta = _from_json(str(notebook.ydoc.get("meta", type=Map)))
+    meta = read_shared(notebook.ydoc.get("meta", type=Map))
     major, minor = int(meta.get("nbformat", 0)), int(meta.get("nbformat_minor", 0))
     cells = shared_cells(notebook)
     without_ids = major == 4 and minor <= _LAST_MINOR_WITHOUT_IDS

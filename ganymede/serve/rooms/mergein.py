@@ -9,7 +9,6 @@ cursors and keystrokes. The room does the I/O and decides what to save.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -33,6 +32,7 @@ class FileMerge:
     file_wins_outright: bool
     room_changed: bool  # the document must be brought to ``content``
     file_changed: bool  # the file lacks something of ``content``: the room saves
+    same_in_room: frozenset[str] = frozenset()  # ids of cells the document already has as merged
 
 
 def merge_file_change(document: RoomDocument, base: bytes, theirs: bytes, path: str) -> FileMerge:
@@ -59,7 +59,11 @@ def apply_merge(document: RoomDocument, merge: FileMerge) -> None:
     if isinstance(merge.content, str):
         patch_text(document.doc.get("source", type=Text), merge.content)
     else:
-        patch_notebook(document.shared, merge.content)  # type: ignore[arg-type]
+        patch_notebook(
+            document.shared,  # type: ignore[arg-type]
+            merge.content,
+            unchanged=merge.same_in_room,
+        )
 
 
 def _merge_notebook(document: RoomDocument, base: bytes, theirs: bytes, path: str) -> FileMerge:
@@ -68,7 +72,10 @@ def _merge_notebook(document: RoomDocument, base: bytes, theirs: bytes, path: st
     theirs_notebook = document.parse(theirs, path)
     ours = document.content()
     sides = (base_notebook, ours, theirs_notebook)
-    if _before_version_4(base) or _before_version_4(theirs):
+    before_version_4 = (
+        document.declared_major(data, path) < NBFORMAT_MAJOR for data in (base, theirs)
+    )
+    if any(before_version_4):
         # An nbformat 1-3 file is upgraded on every read with fresh cell ids, which match
         # nothing: without its ids every side has none, and the file wins outright.
         sides = tuple(_without_cell_ids(notebook) for notebook in sides)
@@ -79,13 +86,8 @@ def _merge_notebook(document: RoomDocument, base: bytes, theirs: bytes, path: st
         file_wins_outright=result.file_wins_outright,
         room_changed=result.room_changed,
         file_changed=result.file_changed,
+        same_in_room=result.same_in_room,
     )
-
-
-def _before_version_4(data: bytes) -> bool:
-    """Whether the file declares nbformat 1-3 (already known to parse)."""
-    major = json.loads(data).get("nbformat")
-    return isinstance(major, int) and major < NBFORMAT_MAJOR
 
 
 def _without_cell_ids(notebook: Mapping[str, Any]) -> dict[str, Any]:

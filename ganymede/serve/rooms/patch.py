@@ -14,7 +14,7 @@ count code points; ``text_edits`` works in code points and ``patch_text`` conver
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from itertools import accumulate
@@ -84,11 +84,15 @@ def patch_text(text: Text, target: str) -> None:
                 text.insert(start, edit.text)
 
 
-def patch_notebook(notebook: YNotebook, target: Mapping[str, Any]) -> None:
+def patch_notebook(
+    notebook: YNotebook, target: Mapping[str, Any], *, unchanged: Collection[str] = frozenset()
+) -> None:
     """Edit the shared notebook in place until ``notebook.get()`` equals ``target``.
 
     ``target`` is nbformat 4 JSON with multiline strings joined. Cells without ids (before
-    nbformat 4.5) are matched by position.
+    nbformat 4.5) are matched by position. ``unchanged`` names cells the caller knows the
+    document already holds as the target has them (a merge compared them): they are not
+    read again, which on a long notebook is most of the work.
     """
     with notebook.ydoc.transaction():
         meta: Map = notebook.ydoc.get("meta", type=Map)
@@ -100,25 +104,29 @@ def patch_notebook(notebook: YNotebook, target: Mapping[str, Any]) -> None:
             _patch_map(metadata, target.get("metadata", {}))
         else:
             meta["metadata"] = Map(dict(target.get("metadata", {})))
-        _patch_cells(notebook, target["cells"])
+        _patch_cells(notebook, target["cells"], unchanged)
 
 
-def _patch_cells(notebook: YNotebook, cells: list[Mapping[str, Any]]) -> None:
+def _patch_cells(
+    notebook: YNotebook, cells: list[Mapping[str, Any]], unchanged: Collection[str]
+) -> None:
     """Delete the cells the target lacks or moved, insert the missing ones, update the rest."""
     ycells: Array = notebook.ycells
-    # One read of every cell up front: reading cell by cell crosses into Rust per key.
-    current_cells = shared_cells(notebook)
     by_id = all(isinstance(cell.get("id"), str) for cell in cells)
     if by_id:
-        current = [cell.get("id") for cell in current_cells]
-        wanted = [cell["id"] for cell in cells]
+        current: list[Any] = [ycell.get("id") for ycell in ycells]
+        wanted: list[Any] = [cell["id"] for cell in cells]
     else:
         current = list(range(len(ycells)))
         wanted = list(range(len(cells)))
+        unchanged = frozenset()
     matcher = SequenceMatcher(None, current, wanted, autojunk=False)
     kept = {
         i for block in matcher.get_matching_blocks() for i in range(block.a, block.a + block.size)
     }
+    # The kept cells to compare, read in one go: reading cell by cell crosses into Rust per key.
+    to_compare = any(current[index] not in unchanged for index in kept)
+    current_cells = shared_cells(notebook) if to_compare else []
     for index in reversed(range(len(current))):
         if index not in kept:
             del ycells[index]
@@ -126,7 +134,9 @@ def _patch_cells(notebook: YNotebook, cells: list[Mapping[str, Any]]) -> None:
     position = 0
     for index, cell in enumerate(cells):
         if position < len(kept_indices) and current[kept_indices[position]] == wanted[index]:
-            if _unchanged(current_cells[kept_indices[position]], cell):
+            if wanted[index] in unchanged or _unchanged(
+                current_cells[kept_indices[position]], cell
+            ):
                 pass
             elif not _patch_cell(ycells[index], cell):
                 del ycells[index]

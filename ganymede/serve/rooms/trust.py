@@ -35,7 +35,7 @@ from typing import Any
 from pycrdt import ArrayEvent, Map, MapEvent
 
 from ganymede.errors import InvalidNotebook
-from ganymede.serve.rooms.document import DocumentKind, RoomDocument
+from ganymede.serve.rooms.document import DocumentKind, RoomDocument, read_shared, shared_cells
 from ganymede.trust import is_signed, sign_data
 
 RICH_OUTPUT_TYPES = frozenset({"execute_result", "display_data"})
@@ -201,8 +201,12 @@ class OutputTrust:
             self._distrusted.add(outputs_hash(outputs))
 
     def _code_cells(self) -> list[tuple[str, list[Any]]]:
-        cells = self._document.shared.ycells
-        return [_code_cell_outputs(cell) for cell in cells if cell.get("cell_type") == "code"]
+        cells = shared_cells(self._document.shared)  # type: ignore[arg-type]
+        return [
+            (str(cell.get("id")), cell.get("outputs") or [])
+            for cell in cells
+            if cell.get("cell_type") == "code"
+        ]
 
     def _on_cells_change(self, events: list[ArrayEvent | MapEvent]) -> None:
         """Every change to a cell's outputs sets who vouches for them now."""
@@ -240,4 +244,4 @@ class OutputTrust:
 
 def _code_cell_outputs(cell: Map) -> tuple[str, list[Any]]:
     outputs = cell.get("outputs")
-    return str(cell.get("id")), outputs.to_py() if outputs is not None else []
+    return str(cell.get("id")), read_shared(outputs) if outputs is not None else []
