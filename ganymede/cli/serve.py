@@ -66,6 +66,7 @@ def command(
     """
     from ganymede.config import load_config
     from ganymede.errors import ConfigError
+    from ganymede.grant.policy import host_defaults
 
     stray = [arg for arg in ctx.args if not arg.startswith("--")]
     if stray:
@@ -77,6 +78,7 @@ def command(
     looked_up_from = (root if root is not None else Path.cwd()).resolve()
     try:
         settings = load_config(config, looked_up_from)
+        host_defaults(settings)
     except ConfigError as error:
         fail(str(error), EXIT_USAGE, COMMAND)
     serve_root = _served_root(root, settings.serve.root, settings.source)

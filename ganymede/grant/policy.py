@@ -20,6 +20,16 @@ from ganymede.grant.paths import covered, minimal, normalize_target
 from ganymede.grant.store import GrantStore
 
 
+def host_defaults(config: Config) -> Grant:
+    """The grant ``[host]`` gives every notebook without its own; a path there that no grant
+    may hold is a ConfigError naming the file (``ganymede serve`` checks it before starting)."""
+    host = config.host
+    try:
+        return grant_from_config(host.read, host.run, host.edit_self)
+    except PathError as error:
+        raise ConfigError(f"{config.source}: [host]: {error}") from None
+
+
 class Grants:
     """Defaults from ``[host]`` and the per-notebook grants of ``store``, for files under root."""
 
@@ -36,11 +46,7 @@ class Grants:
         cls, root: Path, config: Config, file_ids: FileIdStore, store: GrantStore | None = None
     ) -> Grants:
         """Defaults from ``[host]``; a path there that no grant may hold is a ConfigError."""
-        host = config.host
-        try:
-            defaults = grant_from_config(host.read, host.run, host.edit_self)
-        except PathError as error:
-            raise ConfigError(f"{config.source}: [host]: {error}") from None
+        defaults = host_defaults(config)
         return cls(root, defaults, store if store is not None else GrantStore(), file_ids)
 
     def for_notebook(self, api_path: str | None) -> Grant:

@@ -141,8 +141,19 @@ def serve(options: ServeOptions) -> None:
         default_url="/lab",
     )
     app.initialize(argv=server_argv(options))
+    if not _extension_ready(app):
+        app.log.critical("ganymede: the Ganymede extension failed to start (see above); stopping")
+        raise SystemExit(1)
     app.start()
     _leave_now()
+
+
+def _extension_ready(app: ServerApp) -> bool:
+    """Whether Ganymede's extension loaded: jupyter_server only logs one that failed."""
+    from ganymede.serve.extension import GanymedeExtension
+
+    apps = app.extension_manager.extension_apps.get(GanymedeExtension.name, set())
+    return any(isinstance(ext, GanymedeExtension) and ext.ready for ext in apps)
 
 
 def _leave_now() -> NoReturn:

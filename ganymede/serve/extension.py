@@ -103,6 +103,11 @@ class GanymedeExtension(ExtensionApp):
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(default_handlers)
+        self.ready = True
+
+    ready = False
+    """Set once settings and handlers are in place: jupyter_server serves on without an
+    extension whose start-up failed, which ``ganymede serve`` must not."""
 
     async def stop_extension(self) -> None:
         """Runs before jupyter_server shuts kernels down: rooms save their edits here."""

@@ -133,6 +133,38 @@ def test_an_unknown_config_key_is_one_line_naming_key_and_file(tmp_path: Path) -
     assert done.stdout == ""
 
 
+def test_a_host_path_no_grant_may_hold_is_one_line_before_anything_starts(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "ganymede.toml").write_text('[host]\nread = ["../outside"]\n')
+    done = run_serve(str(root), "--no-browser", env=jupyter_env(tmp_path / "jupyter"))
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"ganymede serve: error: {root / 'ganymede.toml'}: [host]: '../outside': '..' not allowed"
+    ]
+
+
+def test_a_server_whose_ganymede_extension_fails_to_start_stops_instead_of_serving(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    missing = tmp_path / "gone.toml"
+    done = run_serve(
+        str(root),
+        "--no-browser",
+        "--port",
+        "0",
+        f"--GanymedeExtension.ganymede_toml={missing}",
+        env=jupyter_env(tmp_path / "jupyter"),
+    )
+    assert done.returncode == 1
+    assert "the Ganymede extension failed to start" in done.stderr
+    assert "ganymede: serving" not in done.stdout
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
