@@ -26,7 +26,7 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 
 from ganymede.errors import KernelDied
-from ganymede.serve.execution.kernel_client import KernelConnection
+from ganymede.serve.execution.kernel_client import KernelLine
 from ganymede.serve.execution.ydoc_outputs import IDLE, RoomCellOutputs, RoomDisplays, find_cell
 
 REMEMBERED_REQUESTS = 10_000
@@ -57,10 +57,10 @@ class Batch:
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
 
-ConnectionOpener = Callable[[], Awaitable[KernelConnection]]
+ConnectionOpener = Callable[[], Awaitable[KernelLine]]
 
 
-async def run_batch(batch: Batch, connection: KernelConnection, displays: RoomDisplays) -> None:
+async def run_batch(batch: Batch, connection: KernelLine, displays: RoomDisplays) -> None:
     """Run the batch's cells in order until one fails; every cell ends idle."""
     remaining = list(batch.cells)
     while remaining and batch.failure is None:
@@ -127,7 +127,7 @@ class KernelQueue:
         self._arrived = asyncio.Event()
         self._queued: OrderedDict[str, None] = OrderedDict()
         self._queued_changed = asyncio.Condition()
-        self._connection: KernelConnection | None = None
+        self._connection: KernelLine | None = None
         self._worker = asyncio.create_task(self._work())
 
     async def wait_until_queued(self, request_id: str, timeout: float) -> bool:

@@ -1,5 +1,9 @@
 """The server's own line to a kernel that jupyter_server started.
 
+``KernelLine`` holds what every transport shares (matching messages to runs, waiting, liveness);
+``KernelConnection`` is the zmq transport for kernels on this machine (a gateway's kernels go
+through ``gateway_client``).
+
 A kernel's shell replies go back to the socket that asked, so the server talks to the kernel on
 its own client, built from the kernel manager's connection info with a session of its own:
 browsers connected to the same kernel never see these replies. iopub is a broadcast; messages
@@ -12,6 +16,7 @@ not one per message.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import contextlib
 import logging
@@ -62,75 +67,34 @@ class _Execution:
             self.settled.set()
 
 
-class KernelConnection:
-    """Shell and iopub channels of the server's own client, and the executions waiting on them.
+class KernelLine(abc.ABC):
+    """The executions waiting on one kernel, whatever carries its messages.
 
-    Use ``open`` (it returns once iopub is known to deliver, so no output of the first cell is
-    lost) and ``close``.
+    A transport sends ``execute_request`` in ``_send_execute`` and hands every message it reads
+    to ``_dispatch``; the waiting, matching and liveness rules are the same for all of them.
     """
 
     def __init__(self, kernel: KernelProcess, log: logging.Logger) -> None:
         self.kernel = kernel
         self.log = log
-        self._process = process_of(kernel)
-        self.client = AsyncKernelClient(context=zmq.asyncio.Context())
-        self.client.load_connection_info(dict(kernel.get_connection_info()))
-        # Unbounded receive queues: a kernel printing faster than the room takes its output in
-        # must not have its messages dropped.
-        self.client.context.setsockopt(zmq.RCVHWM, 0)
         self._executions: dict[str, _Execution] = {}
-        self._readers: list[asyncio.Task[None]] = []
         self._iopub_live = asyncio.Event()
         self._info_reply = asyncio.Event()
 
-    @classmethod
-    async def open(
-        cls, kernel: KernelProcess, log: logging.Logger, timeout: float
-    ) -> KernelConnection:
-        """A connection whose iopub is live; KernelDied if the kernel does not answer in time."""
-        connection = cls(kernel, log)
-        try:
-            await connection._start(timeout)
-        except BaseException:
-            await connection.close()
-            raise
-        return connection
-
-    async def _start(self, timeout: float) -> None:
-        self.client.start_channels(shell=True, iopub=True, stdin=False, hb=False, control=False)
-        for channel in (self.client.shell_channel, self.client.iopub_channel):
-            self._readers.append(asyncio.create_task(self._read(channel)))
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        # A SUB socket receives nothing until its subscription reaches the kernel: ask for
-        # kernel_info until both the reply and some iopub message have come back.
-        while not (self._iopub_live.is_set() and self._info_reply.is_set()):
-            if loop.time() >= deadline:
-                raise KernelDied(f"the kernel did not answer within {timeout:g} s")
-            if not await self.kernel.is_alive():
-                raise KernelDied("the kernel is not running")
-            self.client.kernel_info()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._both_live(), HANDSHAKE_RESEND)
-
-    async def _both_live(self) -> None:
-        await self._iopub_live.wait()
-        await self._info_reply.wait()
-
     @property
+    @abc.abstractmethod
     def is_current(self) -> bool:
-        """False once the kernel was restarted: a new subscription must be made and proven."""
-        return process_of(self.kernel) is self._process
+        """False once the kernel was restarted: a new connection must be made and proven."""
 
-    async def close(self) -> None:
-        for reader in self._readers:
-            reader.cancel()
-        for reader in self._readers:
-            with contextlib.suppress(asyncio.CancelledError):
-                await reader
-        self._readers.clear()
-        self.client.stop_channels()
-        self.client.context.destroy(linger=0)
+    @abc.abstractmethod
+    async def close(self) -> None: ...
+
+    @abc.abstractmethod
+    def _send_execute(self, code: str) -> str:
+        """Send the ``execute_request``; its message id."""
+
+    async def _alive(self) -> bool:
+        return self.is_current and await self.kernel.is_alive()
 
     async def execute(self, code: str, on_iopub: IopubHandler) -> dict[str, Any]:
         """Run ``code``, handing its iopub messages to ``on_iopub``; the reply's content.
@@ -141,9 +105,7 @@ class KernelConnection:
         (a restarted kernel never answers what its predecessor was asked).
         """
         loop = asyncio.get_running_loop()
-        msg_id = self.client.execute(
-            code, allow_stdin=False, stop_on_error=True, store_history=True
-        )
+        msg_id = self._send_execute(code)
         execution = _Execution(on_iopub, last_heard=loop.time())
         self._executions[msg_id] = execution
         try:
@@ -155,41 +117,12 @@ class KernelConnection:
                 silent_for = loop.time() - execution.last_heard
                 if execution.reply is not None and silent_for >= IOPUB_GRACE:
                     break
-                if not self.is_current or not await self.kernel.is_alive():
+                if not await self._alive():
                     raise KernelDied("the kernel died or restarted while running the cell")
         finally:
             del self._executions[msg_id]
         assert execution.reply is not None
         return execution.reply
-
-    async def _read(self, channel: AsyncZMQSocketChannel) -> None:
-        """Read one channel for as long as the connection lives.
-
-        Each receive gives up after ``LIVENESS_INTERVAL`` and starts again: zmq wakes a waiting
-        reader on an edge, and one consumed by a send on the same socket (the shell channel
-        sends while its reader waits) would leave a reply unread, and its run waiting forever.
-        A new receive looks at the socket first.
-        """
-        shell = channel is self.client.shell_channel
-        session = self.client.session
-        assert channel.socket is not None
-        while True:
-            try:
-                first = await asyncio.wait_for(channel.socket.recv_multipart(), LIVENESS_INTERVAL)
-            except TimeoutError:
-                continue
-            received = [first]
-            with contextlib.suppress(zmq.Again):
-                while len(received) < READ_TOGETHER:
-                    received.append(await channel.socket.recv_multipart(flags=zmq.NOBLOCK))
-            messages = []
-            for frames in received:
-                try:
-                    _, frames = session.feed_identities(frames)
-                    messages.append(session.deserialize(frames))
-                except Exception:  # one bad message must not stop the reading: runs would hang
-                    self.log.exception("execute: a kernel message could not be read")
-            self._dispatch(messages, shell=shell)
 
     def _dispatch(self, messages: list[Mapping[str, Any]], *, shell: bool) -> None:
         """Each message to its execution; outputs in runs, one call per run of one execution."""
@@ -231,3 +164,104 @@ class KernelConnection:
             execution.on_iopub(outputs)
         except Exception:
             self.log.exception("execute: kernel output could not be applied")
+
+
+class KernelConnection(KernelLine):
+    """Shell and iopub channels of the server's own zmq client to a kernel on this machine.
+
+    Use ``open`` (it returns once iopub is known to deliver, so no output of the first cell is
+    lost) and ``close``.
+    """
+
+    def __init__(self, kernel: KernelProcess, log: logging.Logger) -> None:
+        super().__init__(kernel, log)
+        self._process = process_of(kernel)
+        self.client = AsyncKernelClient(context=zmq.asyncio.Context())
+        self.client.load_connection_info(dict(kernel.get_connection_info()))
+        # Unbounded receive queues: a kernel printing faster than the room takes its output in
+        # must not have its messages dropped.
+        self.client.context.setsockopt(zmq.RCVHWM, 0)
+        self._readers: list[asyncio.Task[None]] = []
+
+    @classmethod
+    async def open(
+        cls, kernel: KernelProcess, log: logging.Logger, timeout: float
+    ) -> KernelConnection:
+        """A connection whose iopub is live; KernelDied if the kernel does not answer in time."""
+        connection = cls(kernel, log)
+        try:
+            await connection._start(timeout)
+        except BaseException:
+            await connection.close()
+            raise
+        return connection
+
+    async def _start(self, timeout: float) -> None:
+        self.client.start_channels(shell=True, iopub=True, stdin=False, hb=False, control=False)
+        for channel in (self.client.shell_channel, self.client.iopub_channel):
+            self._readers.append(asyncio.create_task(self._read(channel)))
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        # A SUB socket receives nothing until its subscription reaches the kernel: ask for
+        # kernel_info until both the reply and some iopub message have come back.
+        while not (self._iopub_live.is_set() and self._info_reply.is_set()):
+            if loop.time() >= deadline:
+                raise KernelDied(f"the kernel did not answer within {timeout:g} s")
+            if not await self.kernel.is_alive():
+                raise KernelDied("the kernel is not running")
+            self.client.kernel_info()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._both_live(), HANDSHAKE_RESEND)
+
+    async def _both_live(self) -> None:
+        await self._iopub_live.wait()
+        await self._info_reply.wait()
+
+    @property
+    def is_current(self) -> bool:
+        """False once the kernel was restarted: a new subscription must be made and proven."""
+        return process_of(self.kernel) is self._process
+
+    def _send_execute(self, code: str) -> str:
+        return str(
+            self.client.execute(code, allow_stdin=False, stop_on_error=True, store_history=True)
+        )
+
+    async def close(self) -> None:
+        for reader in self._readers:
+            reader.cancel()
+        for reader in self._readers:
+            with contextlib.suppress(asyncio.CancelledError):
+                await reader
+        self._readers.clear()
+        self.client.stop_channels()
+        self.client.context.destroy(linger=0)
+
+    async def _read(self, channel: AsyncZMQSocketChannel) -> None:
+        """Read one channel for as long as the connection lives.
+
+        Each receive gives up after ``LIVENESS_INTERVAL`` and starts again: zmq wakes a waiting
+        reader on an edge, and one consumed by a send on the same socket (the shell channel
+        sends while its reader waits) would leave a reply unread, and its run waiting forever.
+        A new receive looks at the socket first.
+        """
+        shell = channel is self.client.shell_channel
+        session = self.client.session
+        assert channel.socket is not None
+        while True:
+            try:
+                first = await asyncio.wait_for(channel.socket.recv_multipart(), LIVENESS_INTERVAL)
+            except TimeoutError:
+                continue
+            received = [first]
+            with contextlib.suppress(zmq.Again):
+                while len(received) < READ_TOGETHER:
+                    received.append(await channel.socket.recv_multipart(flags=zmq.NOBLOCK))
+            messages = []
+            for frames in received:
+                try:
+                    _, frames = session.feed_identities(frames)
+                    messages.append(session.deserialize(frames))
+                except Exception:  # one bad message must not stop the reading: runs would hang
+                    self.log.exception("execute: a kernel message could not be read")
+            self._dispatch(messages, shell=shell)

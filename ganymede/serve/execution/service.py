@@ -12,6 +12,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from jupyter_server.gateway.managers import GatewayKernelManager
 from jupyter_ydoc import YNotebook
 
 from ganymede.agent import Author
@@ -25,7 +26,8 @@ from ganymede.errors import (
 )
 from ganymede.notebook.hashing import source_hash
 from ganymede.serve.execution.batches import Batch, CellRun, KernelQueue
-from ganymede.serve.execution.kernel_client import KernelConnection, KernelProcess
+from ganymede.serve.execution.gateway_client import GatewayKernelConnection
+from ganymede.serve.execution.kernel_client import KernelConnection, KernelLine, KernelProcess
 from ganymede.serve.execution.requests import CellRequest, ExecuteRequest
 from ganymede.serve.execution.ydoc_outputs import find_cell, start_running
 from ganymede.serve.rooms import RoomManager
@@ -135,7 +137,9 @@ class Executions:
         queue = self._queues.get(kernel_id)
         if queue is None:
 
-            async def connect() -> KernelConnection:
+            async def connect() -> KernelLine:
+                if isinstance(kernel, GatewayKernelManager):
+                    return await GatewayKernelConnection.open(kernel, self.log, CONNECT_TIMEOUT)
                 return await KernelConnection.open(kernel, self.log, CONNECT_TIMEOUT)
 
             queue = self._queues[kernel_id] = KernelQueue(connect, self.log)

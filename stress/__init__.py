@@ -1,0 +1,1 @@
+"""Reliability scripts: each runs as ``python -m stress.<name> [--long]`` and prints its figures."""
