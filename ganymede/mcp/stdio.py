@@ -48,6 +48,12 @@ async def serve_stdio(options: DoorOptions) -> bool:
 
         embedded = EmbeddedServer(options.root, options.config_file)
         server = await asyncio.to_thread(embedded.start)
+        print(
+            f"ganymede mcp: no server serves {options.root}; serving it here: "
+            f"{server.url}lab?token={server.token}",
+            file=sys.stderr,
+            flush=True,
+        )
     terminated = False
     try:
         rediscover = None if embedded is not None else lambda: _running_server(options)

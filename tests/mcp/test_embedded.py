@@ -38,6 +38,8 @@ async def test_the_embedded_server_serves_the_tools_and_writes_its_runtime_file(
         ran = await call(door, "cell_run", path="solo.ipynb", ids=["c1"])
     assert '"path":"solo.ipynb"' in listing
     assert [Path(str(info["root_dir"])).resolve() for info in served] == [root.resolve()]
+    told = (root.parent / "door.log").read_text()
+    assert f"serving it here: {served[0]['url']}lab?token={served[0]['token']}" in told
     assert "hello" in ran
     assert runtime_files(env) == []  # the server stopped with the door
     saved = nbformat.read(root / "solo.ipynb", as_version=4)
