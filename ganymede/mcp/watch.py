@@ -2,15 +2,15 @@
 
 It long-polls ``/api/agent/watch`` with the cursor of its last answer. When the server goes
 away it finds it again (the same URL, or the running server for the directory), waiting longer
-between tries up to ``MAX_BACKOFF``. A restarted server has a new ``epoch`` and hands back all
-it has; an event already printed is never printed twice.
+between tries up to ``MAX_BACKOFF``. The cursor and ``epoch`` outlive a lost connection: the
+same server goes on after the last event printed, so none is printed twice or skipped, and a
+restarted one (a new epoch, nothing from before) hands over all it has seen since it started.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +22,6 @@ from ganymede.serve.discover import ServerInfo
 
 FIRST_BACKOFF = 0.5
 MAX_BACKOFF = 10.0
-REMEMBERED_EVENTS = 10_000
 
 log = logging.getLogger("ganymede.mcp")
 
@@ -33,31 +32,6 @@ class WatchOptions:
     every_change: bool
     settle: float | None
     notebooks: tuple[Path, ...] = ()
-
-
-class Printed:
-    """The events already shown, so a reconnect that hands one back does not show it again."""
-
-    def __init__(self, limit: int = REMEMBERED_EVENTS) -> None:
-        self._keys: OrderedDict[str, None] = OrderedDict()
-        self._limit = limit
-
-    def first_time(self, event: Mapping[str, Any]) -> bool:
-        key = repr(
-            (
-                event.get("path"),
-                event.get("id"),
-                tuple(event.get("change") or ()),
-                event.get("by"),
-                event.get("source"),
-            )
-        )
-        if key in self._keys:
-            return False
-        self._keys[key] = None
-        if len(self._keys) > self._limit:
-            self._keys.popitem(last=False)
-        return True
 
 
 class Watcher:
@@ -72,7 +46,6 @@ class Watcher:
         self.find_server = find_server
         self.options = options
         self.emit = emit
-        self.printed = Printed()
         self.backoff = FIRST_BACKOFF
         self.cursor = 0
         self.epoch: str | None = None
@@ -107,8 +80,7 @@ class Watcher:
                 for event in answer.get("events") or []:
                     if wanted is not None and event.get("path") not in wanted:
                         continue
-                    if self.printed.first_time(event):
-                        self.emit(event)
+                    self.emit(event)
 
 
 def _api_paths(server: ServerInfo, notebooks: Iterable[Path]) -> set[str] | None:

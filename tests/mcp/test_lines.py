@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from ganymede.mcp.lines import HOOK_CONTEXT_LIMIT, changes_text, hook_output, watch_line
-from ganymede.mcp.watch import Printed
 
 REQUEST = {
     "path": "journal.ipynb",
@@ -58,10 +57,3 @@ def test_a_hook_answer_names_its_event_and_stays_under_the_limit() -> None:
     assert len(output["additionalContext"]) == HOOK_CONTEXT_LIMIT
     prompt = json.loads(hook_output("user-prompt", "short"))["hookSpecificOutput"]
     assert prompt == {"hookEventName": "UserPromptSubmit", "additionalContext": "short"}
-
-
-def test_an_event_handed_back_after_a_reconnect_is_printed_once() -> None:
-    printed = Printed(limit=2)
-    assert printed.first_time(REQUEST)
-    assert not printed.first_time(dict(REQUEST))
-    assert printed.first_time({**REQUEST, "source": "@agent another question"})
