@@ -23,6 +23,7 @@ from ganymede.errors import (
     CellNotFound,
     EditRefused,
     HostCallError,
+    InvalidNotebook,
     NotebookNotFound,
     PathError,
     ReadOnlyRoom,
@@ -81,6 +82,8 @@ class AgentHandler(APIHandler):
             return self.refuse(HTTPStatus.NOT_FOUND, "no_such_cell", str(error))
         except NotebookNotFound as error:
             return self.refuse(HTTPStatus.NOT_FOUND, "not_found", str(error))
+        except InvalidNotebook as error:  # a directory, unreadable or not nbformat
+            return self.refuse(HTTPStatus.UNPROCESSABLE_ENTITY, "invalid_notebook", str(error))
         except FileExistsError as error:
             return self.refuse(HTTPStatus.CONFLICT, "exists", str(error))
         except HostCallError as error:
