@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 RunStatus = Literal["ok", "error", "timeout", "dead"]
 EventKind = Literal["started", "cell", "finished"]
+HostAttach = Callable[[Any, str], AbstractAsyncContextManager[object]]
+"""Answers a run kernel's host calls: given its kernel manager and an id for it, a context
+entered once the kernel is up and left before it is killed."""
 
 
 @dataclass
@@ -31,6 +36,8 @@ class RunRequest:
     """Run every cell even after one raises (the run is then ok, with a warning per error)."""
     inject: bool = True
     """Add the papermill-compatible injected-parameters cell (Python kernels only)."""
+    host: HostAttach | None = None
+    """Gives the kernel a host comm for the span of its cells; None: no host comm."""
 
 
 @dataclass

@@ -12,7 +12,9 @@ import asyncio
 import copy
 import json
 import time
+import uuid
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any
@@ -174,11 +176,19 @@ async def _execute(plan: _Plan, starting: asyncio.Future[Kernel], emit: EventHan
     else:
         if "language_info" in kernel.info:
             notebook["metadata"]["language_info"] = kernel.info["language_info"]
-        status, error = await _execute_cells(plan, kernel, emit)
+        async with _hosted(request, kernel):
+            status, error = await _execute_cells(plan, kernel, emit)
     duration = time.perf_counter() - clock
     outcome = _outcome(plan, status, error, started=started, ended=_utc_now(), duration=duration)
     emit(RunEvent("finished", request, len(cells), outcome=outcome))
     return outcome
+
+
+def _hosted(request: RunRequest, kernel: Kernel) -> AbstractAsyncContextManager[object]:
+    """The request's host comm on the kernel while its cells run, if it asked for one."""
+    if request.host is None:
+        return nullcontext()
+    return request.host(kernel.manager, uuid.uuid4().hex)
 
 
 async def _execute_cells(

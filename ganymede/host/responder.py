@@ -73,7 +73,7 @@ class HostResponder:
         self._version = server_version()
         self._editor = editor
         self._grants = grants
-        self._runs = Runs(notebooks, grants, run_notebook) if run_notebook else None
+        self._runs = Runs(notebooks, grants, run_notebook, self) if run_notebook else None
         reads = Reads(notebooks, grants)
         self._methods: dict[str, _Method] = {
             "hello": _Method(self._hello, ()),

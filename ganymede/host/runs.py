@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ganymede.core import Notebooks, resolve
 from ganymede.core.files import atomic_write
 from ganymede.errors import HostCallError
-from ganymede.host.api import Caller
+from ganymede.host.api import Caller, Responder
 from ganymede.host.params import Params
 from ganymede.notebook.nbio import dumps_notebook
 
@@ -44,6 +44,8 @@ class RunOrder:
     params: dict[str, Any]
     caller_of: Callable[[str], Caller]
     """The Caller the run's kernel answers as, given that kernel's id."""
+    responder: Responder
+    """What answers the run kernel's own host calls (the responder that took this call)."""
 
 
 class RunResult(Protocol):
@@ -69,10 +71,13 @@ class _Slots:
 class Runs:
     """The notebooks.run method over one runner."""
 
-    def __init__(self, notebooks: Notebooks, grants: Grants, run_notebook: RunNotebook) -> None:
+    def __init__(
+        self, notebooks: Notebooks, grants: Grants, run_notebook: RunNotebook, responder: Responder
+    ) -> None:
         self.notebooks = notebooks
         self.grants = grants
         self.run_notebook = run_notebook
+        self.responder = responder
         self._slots: dict[str, _Slots] = {}
 
     @staticmethod
@@ -102,6 +107,7 @@ class Runs:
             notebook=notebook,
             params=run_params,
             caller_of=lambda kernel_id: replace(run_caller, kernel_id=kernel_id),
+            responder=self.responder,
         )
         outcome = await self._in_slot(caller.kernel_id, order, timeout)
         answer: dict[str, Any] = {

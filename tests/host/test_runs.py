@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from jupyter_client.manager import AsyncKernelManager
 
 from ganymede.core import Notebooks
 from ganymede.errors import HostCallError
+from ganymede.execute import RunRequest, run_notebook
 from ganymede.execute.host_runs import run_for_host
 from ganymede.execute.model import RunOutcome
 from ganymede.fileid import FileIdStore
@@ -305,3 +308,21 @@ async def test_a_run_past_its_timeout_is_stopped(
     )
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+async def test_the_runner_gives_a_requests_kernel_its_host_while_cells_run(
+    root: Path,
+) -> None:
+    seen: list[tuple[str, bool]] = []
+
+    @contextlib.asynccontextmanager
+    async def host(manager: AsyncKernelManager, kernel_id: str) -> AsyncIterator[None]:
+        seen.append((f"entered {len(kernel_id)}", await manager.is_alive()))
+        yield
+        seen.append(("left", await manager.is_alive()))
+
+    path = root / "journal" / "fremont.ipynb"
+    notebook = json.loads(path.read_text())
+    outcome = await run_notebook(RunRequest(path=path, notebook=notebook, host=host))
+    assert outcome.status == "ok"
+    assert seen == [("entered 32", True), ("left", True)]  # the kernel dies only after
