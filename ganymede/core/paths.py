@@ -14,7 +14,9 @@ Refused, with a PathError saying why:
 - backslashes, on every platform: API paths use "/" only, and a path that means one thing on
   Windows and another on POSIX cannot be matched against grants safely. Files whose names hold
   a backslash are therefore not listed either;
-- NUL characters, which no filesystem accepts.
+- NUL characters, which no filesystem accepts;
+- a name longer than 255 bytes (UTF-8), which no common filesystem can hold: asking the disk
+  about one fails with "file name too long" rather than "not found".
 
 ``normalize_api_path`` is pure. ``resolve`` adds the filesystem: it follows symlinks and refuses a
 path whose real location leaves the real root, so a link inside the root cannot lead outside it.
@@ -29,6 +31,7 @@ from pathlib import Path
 from ganymede.errors import PathError
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
+MAX_NAME_BYTES = 255  # NAME_MAX on Linux and the BSDs, and the limit of ext4, APFS and NTFS
 
 
 def normalize_api_path(path: str) -> str:
@@ -44,6 +47,8 @@ def normalize_api_path(path: str) -> str:
     segments = [segment for segment in path.split("/") if segment not in ("", ".")]
     if ".." in segments:
         raise PathError(path, "'..' not allowed")
+    if any(len(segment.encode(errors="surrogatepass")) > MAX_NAME_BYTES for segment in segments):
+        raise PathError(path, f"a name longer than {MAX_NAME_BYTES} bytes is not allowed")
     return "/".join(segments)
 
 

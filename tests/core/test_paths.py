@@ -44,6 +44,8 @@ def test_normalize_gives_the_canonical_api_path(given: str, expected: str) -> No
         ("a\\b.ipynb", "backslash not allowed"),
         ("..\\x", "backslash not allowed"),
         ("a\x00b", "NUL character not allowed"),
+        ("x" * 256, "a name longer than 255 bytes"),
+        ("a/" + "é" * 128 + "/b.ipynb", "a name longer than 255 bytes"),
     ],
 )
 def test_normalize_refuses_with_a_reason(given: str, reason: str) -> None:
@@ -51,6 +53,11 @@ def test_normalize_refuses_with_a_reason(given: str, reason: str) -> None:
         normalize_api_path(given)
     assert caught.value.reason.startswith(reason)
     assert reason in str(caught.value)
+
+
+def test_normalize_takes_a_name_of_255_bytes() -> None:
+    name = "x" * 249 + ".ipynb"
+    assert normalize_api_path(f"a/{name}") == f"a/{name}"
 
 
 def test_normalize_refuses_what_is_not_a_string() -> None:
