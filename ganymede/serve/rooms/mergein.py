@@ -33,6 +33,7 @@ class FileMerge:
     room_changed: bool  # the document must be brought to ``content``
     file_changed: bool  # the file lacks something of ``content``: the room saves
     same_in_room: frozenset[str] = frozenset()  # ids of cells the document already has as merged
+    room_ids: tuple[str, ...] | None = None  # the document's cell ids when the merge read it
 
 
 def merge_file_change(document: RoomDocument, base: bytes, theirs: bytes, path: str) -> FileMerge:
@@ -63,6 +64,7 @@ def apply_merge(document: RoomDocument, merge: FileMerge) -> None:
             document.shared,  # type: ignore[arg-type]
             merge.content,
             unchanged=merge.same_in_room,
+            current_ids=merge.room_ids,
         )
 
 
@@ -80,6 +82,7 @@ def _merge_notebook(document: RoomDocument, base: bytes, theirs: bytes, path: st
         # nothing: without its ids every side has none, and the file wins outright.
         sides = tuple(_without_cell_ids(notebook) for notebook in sides)
     result = merge_notebooks(*sides)
+    room_ids = [cell.get("id") for cell in ours["cells"]]
     return FileMerge(
         content=result.notebook,
         conflicts=result.conflicts,
@@ -87,6 +90,9 @@ def _merge_notebook(document: RoomDocument, base: bytes, theirs: bytes, path: st
         room_changed=result.room_changed,
         file_changed=result.file_changed,
         same_in_room=result.same_in_room,
+        # Read along with the merge, so applying it need not read them again; ids the read
+        # left out (before nbformat 4.5) are read from the document itself.
+        room_ids=tuple(room_ids) if all(isinstance(i, str) for i in room_ids) else None,
     )
 
 

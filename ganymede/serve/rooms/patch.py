@@ -14,7 +14,7 @@ count code points; ``text_edits`` works in code points and ``patch_text`` conver
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from itertools import accumulate
@@ -85,14 +85,19 @@ def patch_text(text: Text, target: str) -> None:
 
 
 def patch_notebook(
-    notebook: YNotebook, target: Mapping[str, Any], *, unchanged: Collection[str] = frozenset()
+    notebook: YNotebook,
+    target: Mapping[str, Any],
+    *,
+    unchanged: Collection[str] = frozenset(),
+    current_ids: Sequence[str] | None = None,
 ) -> None:
     """Edit the shared notebook in place until ``notebook.get()`` equals ``target``.
 
     ``target`` is nbformat 4 JSON with multiline strings joined. Cells without ids (before
     nbformat 4.5) are matched by position. ``unchanged`` names cells the caller knows the
     document already holds as the target has them (a merge compared them): they are not
-    read again, which on a long notebook is most of the work.
+    read again, which on a long notebook is most of the work; ``current_ids``, the document's
+    cell ids in order when the caller has just read them, spares reading them once more.
     """
     with notebook.ydoc.transaction():
         meta: Map = notebook.ydoc.get("meta", type=Map)
@@ -104,17 +109,21 @@ def patch_notebook(
             _patch_map(metadata, target.get("metadata", {}))
         else:
             meta["metadata"] = Map(dict(target.get("metadata", {})))
-        _patch_cells(notebook, target["cells"], unchanged)
+        _patch_cells(notebook, target["cells"], unchanged, current_ids)
 
 
 def _patch_cells(
-    notebook: YNotebook, cells: list[Mapping[str, Any]], unchanged: Collection[str]
+    notebook: YNotebook,
+    cells: list[Mapping[str, Any]],
+    unchanged: Collection[str],
+    current_ids: Sequence[str] | None,
 ) -> None:
     """Delete the cells the target lacks or moved, insert the missing ones, update the rest."""
     ycells: Array = notebook.ycells
     by_id = all(isinstance(cell.get("id"), str) for cell in cells)
     if by_id:
-        current: list[Any] = [ycell.get("id") for ycell in ycells]
+        read = current_ids if current_ids is not None else (ycell.get("id") for ycell in ycells)
+        current: list[Any] = list(read)
         wanted: list[Any] = [cell["id"] for cell in cells]
     else:
         current = list(range(len(ycells)))
