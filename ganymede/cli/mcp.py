@@ -151,8 +151,12 @@ def watch_command(
     def emit(event: Mapping[str, Any]) -> None:
         print(watch_json(event) if as_json else watch_line(event), flush=True)
 
+    def connected(server: ServerInfo) -> None:
+        kind = "every change by others" if every_change else f"requests to {agent}"
+        print(f"ganymede mcp watch: watching {server.url} for {kind}", file=sys.stderr, flush=True)
+
     options = WatchOptions(agent, every_change, settle, tuple(notebooks or ()))
-    watcher = Watcher(lambda: _find_server(url, token), options, emit)
+    watcher = Watcher(lambda: _find_server(url, token), options, emit, connected)
     try:
         asyncio.run(watcher.run())
     except KeyboardInterrupt:

@@ -159,11 +159,18 @@ class AgentClient:
         settle: float | None,
         cursor: int = 0,
         epoch: str | None = None,
+        wait: float | None = None,
     ) -> dict[str, Any]:
         """One long poll: ``{"epoch", "cursor", "events"}``, the settled changes past ``cursor``
-        (all the server's watcher has, when ``epoch`` is not the server's: it restarted)."""
+        (all the server's watcher has, when ``epoch`` is not the server's: it restarted);
+        ``wait`` 0 answers at once."""
         params = _present(
-            agent=agent, all=str(every_change).lower(), settle=settle, after=cursor, epoch=epoch
+            agent=agent,
+            all=str(every_change).lower(),
+            settle=settle,
+            after=cursor,
+            epoch=epoch,
+            wait=wait,
         )
         return await self._call(
             "GET", "watch", params=params, timeout=(settle or 0) + LONG_POLL_MARGIN

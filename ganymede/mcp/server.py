@@ -137,14 +137,20 @@ class NotebookDoor:
         """Tell the client when someone changes a notebook it reads (settled changes only)."""
         assert self.link.agent is not None
         cursor, epoch = 0, None
+        wait: float | None = 0.0  # the first answer only says where the server stands
         while True:
             try:
-                answer = await self.link.client.watch(self.link.agent, True, None, cursor, epoch)
+                answer = await self.link.client.watch(
+                    self.link.agent, True, None, cursor, epoch, wait
+                )
             except GanymedeError as error:
                 log.info("ganymede mcp: watching for resource updates: %s", error)
                 await asyncio.sleep(WATCH_RETRY)
                 continue
             cursor, epoch = int(answer.get("cursor", cursor)), answer.get("epoch", epoch)
+            if wait == 0.0:
+                wait = None  # past events were before the agent's reads: nothing to tell
+                continue
             paths = {str(event["path"]) for event in answer.get("events") or []}
             for path in sorted(paths & self.link.read_paths):
                 await self._notify_updated(f"{REF_SCHEME}{path}")

@@ -5,6 +5,8 @@ away it finds it again (the same URL, or the running server for the directory), 
 between tries up to ``MAX_BACKOFF``. The cursor and ``epoch`` outlive a lost connection: the
 same server goes on after the last event printed, so none is printed twice or skipped, and a
 restarted one (a new epoch, nothing from before) hands over all it has seen since it started.
+The first server it reaches is asked where it stands, so a watch prints what happens from its
+start, not what the server's watcher saw before it came.
 """
 
 from __future__ import annotations
@@ -42,10 +44,12 @@ class Watcher:
         find_server: Callable[[], ServerInfo | None],
         options: WatchOptions,
         emit: Callable[[Mapping[str, Any]], None],
+        connected: Callable[[ServerInfo], None] = lambda server: None,
     ) -> None:
         self.find_server = find_server
         self.options = options
         self.emit = emit
+        self.connected = connected
         self.backoff = FIRST_BACKOFF
         self.cursor = 0
         self.epoch: str | None = None
@@ -66,6 +70,15 @@ class Watcher:
     async def _poll(self, server: ServerInfo) -> None:
         wanted = _api_paths(server, self.options.notebooks)
         async with AgentClient(server) as client:
+            if self.epoch is None:  # from now on: not the server watcher's past
+                now = await client.watch(
+                    self.options.agent,
+                    self.options.every_change,
+                    self.options.settle,
+                    wait=0,
+                )
+                self.epoch, self.cursor = now.get("epoch"), int(now.get("cursor", 0))
+            self.connected(server)
             while True:
                 answer = await client.watch(
                     self.options.agent,

@@ -22,12 +22,8 @@ FIRST_LINE = 60.0  # the watch process starting up, before it is known to be con
 
 
 @asynccontextmanager
-async def watching(
-    server: RunningServer, api: httpx.Client, *args: str
-) -> AsyncIterator[asyncio.subprocess.Process]:
-    """A watch process, fed from a server watcher that exists from now on: whenever the process
-    connects, it gets every change since (a watcher reports from its start)."""
-    start_watcher(api, every_change="--all" in args)
+async def watching(server: RunningServer, *args: str) -> AsyncIterator[asyncio.subprocess.Process]:
+    """A watch process, once it says it is watching (it prints what happens from then on)."""
     env = jupyter_env(server.root.parent / "jupyter")
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -39,6 +35,7 @@ async def watching(
         cwd=server.root,
     )
     try:
+        await connected(process)
         yield process
     finally:
         if process.returncode is None:
@@ -46,11 +43,14 @@ async def watching(
             await process.wait()
 
 
-def start_watcher(api: httpx.Client, every_change: bool) -> None:
-    """The server's watcher for the watch process's options, reporting from now on."""
-    params = {"agent": CLIENT_NAME, "all": str(every_change).lower(), "settle": SETTLE, "wait": 0}
-    started = api.get("api/agent/watch", params=params)
-    assert started.status_code == 200, started.text
+async def connected(process: asyncio.subprocess.Process) -> None:
+    """Wait for the watch to say on stderr that it reached a server."""
+    assert process.stderr is not None
+    while True:
+        line = await asyncio.wait_for(process.stderr.readline(), FIRST_LINE)
+        assert line, "watch ended before it reached the server"
+        if line.startswith(b"ganymede mcp watch: watching "):
+            return
 
 
 async def next_line(process: asyncio.subprocess.Process, timeout: float) -> str:
@@ -78,9 +78,9 @@ async def test_a_request_is_one_line_and_an_ordinary_edit_none(
 ) -> None:
     path = write_notebook(server, "journal.ipynb")
     session = open_agent_session(api)
-    async with thomas_in(server, api, path) as thomas, watching(server, api) as watch:
+    async with thomas_in(server, api, path) as thomas, watching(server) as watch:
         add_markdown(thomas, "@agent are you there?", "ask0")
-        first = await next_line(watch, FIRST_LINE)  # the process polls from here on
+        first = await next_line(watch, FIRST_LINE)
         assert first.startswith("journal.ipynb: Thomas asked in cell ask0 (request)")
         type_into(thomas, "c1", "  # an ordinary edit")
         add_markdown(thomas, "@agent check the 2019 rows", "ask1")
@@ -110,7 +110,7 @@ async def test_with_all_every_settled_edit_by_thomas_is_a_json_line(
     path = write_notebook(server, "all.ipynb")
     async with (
         thomas_in(server, api, path) as thomas,
-        watching(server, api, "--all", "--json") as watch,
+        watching(server, "--all", "--json") as watch,
     ):
         type_into(thomas, "c1", "  # first")
         event = json.loads(await next_line(watch, FIRST_LINE))
@@ -170,7 +170,7 @@ async def test_watch_finds_a_restarted_server_and_prints_each_request_once(
         sys.executable,
         *("-m", "ganymede", "mcp", "watch", "--settle", str(SETTLE)),
         stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
         env=env,
         cwd=root,
     )
@@ -182,7 +182,7 @@ async def test_watch_finds_a_restarted_server_and_prints_each_request_once(
                 with server.client() as api:
                     path = write_notebook(server, f"{turn}.ipynb")
                     open_agent_session(api)
-                    start_watcher(api, every_change=False)
+                    await connected(process)
                     async with thomas_in(server, api, path) as thomas:
                         add_markdown(thomas, f"@agent {turn} the restart", f"ask-{turn}")
                         lines.append(await next_line(process, FIRST_LINE))
