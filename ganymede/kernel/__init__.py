@@ -1,23 +1,47 @@
-"""Helpers a notebook calls from inside its kernel: parameters in, named results out.
+"""Helpers a notebook calls from inside its kernel: parameters in, named results out, and the
+host API (``host()``) for asking the server about other notebooks.
 
 This module runs in kernels, which may live in an environment without Ganymede's server
 dependencies, so at import time it needs only the standard library (and the stdlib-only results
 reader whose MIME type it writes); IPython is imported when a result is published (it is always
-there in an IPython kernel).
+there in an IPython kernel), and the host client when ``host()`` is first called.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ganymede.notebook.results import RESULT_MIME
 
 PARAMS_VARIABLE = "GANYMEDE_PARAMS"
 _PLAIN_TEXT_LIMIT = 200
 
-__all__ = ["PARAMS_VARIABLE", "RESULT_MIME", "params", "result"]
+if TYPE_CHECKING:
+    from ganymede.kernel.client import Host, HostError
+
+__all__ = ["PARAMS_VARIABLE", "RESULT_MIME", "Host", "HostError", "host", "params", "result"]
+
+
+def host(timeout: float = 2.0) -> Host | None:
+    """The server's host API for this kernel, or None when no Ganymede server answers.
+
+    ``h.notebooks.list/read/search/results/run``, ``h.self.add/edit/delete``, ``h.has(method)``,
+    ``h.notebook``; ``await h.acall(method, **params)`` and the ``a``-prefixed variants in async
+    cells. A failed call raises ``HostError`` (``.code``, ``.message``).
+    """
+    from ganymede.kernel.client import host as connect
+
+    return connect(timeout)
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("Host", "HostError"):
+        from ganymede.kernel import client
+
+        return getattr(client, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def params() -> dict[str, Any]:
