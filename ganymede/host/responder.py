@@ -111,6 +111,8 @@ class HostResponder:
         except HostCallError:
             raise
         except GrantDenied as denied:
+            who = caller.notebook or caller.kernel_id
+            self.log.info("host: %s from %s denied: it %s", method, who, denied)
             raise HostCallError("denied", f"{method} {denied}") from None
         except PathError as error:
             raise HostCallError("denied", f"{method}: {error}") from None

@@ -116,7 +116,11 @@ class HostRooms:
             ):
                 self.rooms.leave(room, hold)
                 raise UsageError(f"{api_path} is not a notebook")
-            held = holds[name] = (room, hold)
+            held = holds.get(name)
+            if held is not None:  # another call of this kernel joined while we waited
+                self.rooms.leave(room, hold)
+            else:
+                held = holds[name] = (room, hold)
         room = held[0]
         if room.read_only:
             raise UsageError(f"{api_path} is read-only here: another server owns its file")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -203,5 +204,17 @@ async def test_the_room_stays_open_until_the_kernel_is_released(
     assert read["notebook"]["cells"][-1]["source"] == "print('kept')"  # unsaved, from the room
     assert await room.save() == "success"
     assert "print('kept')" in (root / INDEX).read_text()
+    await responder.release("k1")
+    assert room.clients == set()
+
+
+async def test_calls_racing_to_join_hold_the_room_once(
+    responder: HostResponder, rooms: RoomManager
+) -> None:
+    adds = [call(responder, "self.add", source=f"print({n})") for n in range(3)]
+    added = await asyncio.gather(*adds)
+    room = rooms.open_notebook_room(INDEX)
+    assert room is not None and len(room.clients) == 1
+    assert len({answer["id"] for answer in added}) == 3
     await responder.release("k1")
     assert room.clients == set()
