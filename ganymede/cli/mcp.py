@@ -7,7 +7,7 @@ never fails a person's prompt, so with no server or nothing changed it prints no
 
 from __future__ import annotations
 
-import json
+import contextlib
 import logging
 import os
 import sys
@@ -101,7 +101,7 @@ def door(
     try:
         embedded = asyncio.run(serve_stdio(options))
     except KeyboardInterrupt:
-        embedded = True
+        leave_now()  # an embedded server's threads would hold the exit
     except GanymedeError as error:
         fail(str(error), EXIT_FAILED, COMMAND)
     if embedded:
@@ -233,10 +233,8 @@ def _find_server(url: str | None, token: str | None) -> ServerInfo | None:
 
 
 def _drain_stdin() -> None:
-    """Read the hook's JSON, as a hook must, and ignore it: the server knows what changed."""
+    """Read the hook's JSON, as a hook must, and leave it: the server knows what changed."""
     if sys.stdin is None or sys.stdin.isatty():
         return
-    try:
-        json.loads(sys.stdin.read() or "null")
-    except (ValueError, OSError):
-        return
+    with contextlib.suppress(OSError):  # a closed stdin: nothing to read
+        sys.stdin.read()
