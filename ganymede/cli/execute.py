@@ -13,7 +13,9 @@ import typer
 from ganymede.cli.output import EXIT_USAGE, fail, wants_color, warn
 
 if TYPE_CHECKING:
+    from ganymede.config import HostConfig
     from ganymede.execute import RunEvent, RunOutcome, RunRequest
+    from ganymede.grant import Grant
 
 COMMAND = "ganymede execute"
 EXIT_CODES = {"ok": 0, "error": 1, "timeout": 3, "dead": 4, "invalid": 5}
@@ -100,6 +102,14 @@ def command(
         Path | None,
         typer.Option("--config", metavar="PATH", help="Config file (default: ./ganymede.toml)."),
     ] = None,
+    grant: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--grant",
+            metavar="KEY=PATH",
+            help="What the kernels may ask for (read=PATH, run=PATH), in place of [host]'s key.",
+        ),
+    ] = None,
 ) -> None:
     """Run notebooks headlessly: parameters in, named results out, the notebook written back.
 
@@ -114,8 +124,10 @@ def command(
     argv = (ctx.obj or {}).get("argv", sys.argv[1:])
     _check_usage(notebooks, output, no_save, as_json, jobs, timeout, startup_timeout)
     try:
-        settings = load_config(config, Path.cwd()).execute
+        loaded = load_config(config, Path.cwd())
+        settings = loaded.execute
         params = build_params(params_file or [], flags_in_order(argv))
+        host_defaults = _host_defaults(loaded.host, grant or [])
     except GanymedeError as error:
         fail(str(error), EXIT_USAGE, COMMAND)
     if cwd is not None and not cwd.is_dir():
@@ -134,10 +146,17 @@ def command(
         inject=not no_inject,
     )
     from ganymede.execute import run_notebooks
+    from ganymede.execute.host_runs import ExecuteHost
 
+    host = ExecuteHost(Path.cwd(), host_defaults)
+    for request in requests:
+        request.host = host.attach_for(request.path)
     progress = _Progress(len(requests))
-    with progress:
-        outcomes = asyncio.run(run_notebooks(requests, jobs=jobs, on_event=progress.event))
+    try:
+        with progress:
+            outcomes = asyncio.run(run_notebooks(requests, jobs=jobs, on_event=progress.event))
+    finally:
+        host.close()
     code = _report(notebooks, outcomes, invalid, output=output, no_save=no_save, as_json=as_json)
     raise typer.Exit(code)
 
@@ -164,6 +183,19 @@ def _check_usage(
         fail("-o - and --json both write to stdout; choose one", EXIT_USAGE, COMMAND)
     if output not in (None, "-") and len(notebooks) > 1 and not Path(output).is_dir():
         fail(f"-o {output}: several notebooks need an existing directory", EXIT_USAGE, COMMAND)
+
+
+def _host_defaults(config: HostConfig, grants: list[str]) -> Grant:
+    """``[host]`` with each key a ``--grant`` names replaced by the paths given for it."""
+    from ganymede.errors import UsageError
+    from ganymede.grant import NotebookGrant, grant_from_config
+    from ganymede.grant.changes import granting, parse_change
+
+    changes = [parse_change(text) for text in grants]
+    if any(change.key == "edit_self" for change in changes):
+        raise UsageError("--grant edit_self: executed notebooks make no self.* calls")
+    configured = grant_from_config(config.read, config.run, config.edit_self)
+    return granting(NotebookGrant(), changes).over(configured)
 
 
 def _load_requests(
