@@ -97,6 +97,7 @@ async def test_an_edit_of_a_cell_thomas_changed_is_refused_until_read(
         assert refused.is_error
         text = text_of(refused)
         assert "Thomas" in text and "a = 1  # Thomas was here" in text
+        assert text.rstrip("\n").splitlines()[-1].startswith("@@changed 1 cell by Thomas")
         await call(door, "notebook_read", path=path)
         edited = await call(door, "cell_edit", path=path, id="c1", source="a = 2")
     assert '@@edited {"id":"c1"' in edited
