@@ -29,10 +29,18 @@ LOG = logging.getLogger(__name__)
 async def run_for_host(order: RunOrder) -> RunOutcome:
     """Run the ordered notebook on a fresh kernel; cancelling this shuts that kernel down."""
 
-    def host(manager: Any, kernel_id: str) -> AbstractAsyncContextManager[object]:
-        return attached(manager, order.responder, order.caller_of(kernel_id), LOG)
+    responder = order.responder
 
-    request = RunRequest(path=order.path, notebook=order.notebook, params=order.params, host=host)
+    def host(manager: Any, kernel_id: str) -> AbstractAsyncContextManager[object]:
+        assert responder is not None
+        return attached(manager, responder, order.caller_of(kernel_id), LOG)
+
+    request = RunRequest(
+        path=order.path,
+        notebook=order.notebook,
+        params=order.params,
+        host=host if responder is not None else None,
+    )
     return await run_notebook(request)
 
 

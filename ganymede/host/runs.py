@@ -44,8 +44,9 @@ class RunOrder:
     params: dict[str, Any]
     caller_of: Callable[[str], Caller]
     """The Caller the run's kernel answers as, given that kernel's id."""
-    responder: Responder
-    """What answers the run kernel's own host calls (the responder that took this call)."""
+    responder: Responder | None
+    """What answers the run kernel's own host calls (the responder that took this call);
+    None: the run's kernel gets no host comm."""
 
 
 class RunResult(Protocol):
@@ -72,7 +73,11 @@ class Runs:
     """The notebooks.run method over one runner."""
 
     def __init__(
-        self, notebooks: Notebooks, grants: Grants, run_notebook: RunNotebook, responder: Responder
+        self,
+        notebooks: Notebooks,
+        grants: Grants,
+        run_notebook: RunNotebook,
+        responder: Responder | None = None,
     ) -> None:
         self.notebooks = notebooks
         self.grants = grants
