@@ -152,7 +152,7 @@ def _extension_ready(app: ServerApp) -> bool:
     """Whether Ganymede's extension loaded: jupyter_server only logs one that failed."""
     from ganymede.serve.extension import GanymedeExtension
 
-    apps = app.extension_manager.extension_apps.get(GanymedeExtension.name, set())
+    apps = app.extension_manager.extension_apps.get(EXTENSION, set())
     return any(isinstance(ext, GanymedeExtension) and ext.ready for ext in apps)
 
 
