@@ -405,7 +405,10 @@ class HostDriver:
 
     async def _answer(self, comm: _Comm, call_id: str, method: str, params: dict[str, Any]) -> None:
         try:
-            assert self._caller is not None
+            if self._caller is None or self._caller.notebook is None:
+                # resolved again until the kernel's session is known (it is saved after the
+                # kernel starts, so the first hello may come before it)
+                self._caller = await self.caller_source()
             result = await self.responder.call(self._caller, method, params)
         except HostCallError as error:
             self._reply(comm, call_id, error=(error.code, error.message))

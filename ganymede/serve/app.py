@@ -19,12 +19,15 @@ import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from jupyter_server.serverapp import ServerApp
 from tornado.netutil import bind_sockets
+from traitlets import default
 
 from ganymede.serve.contents import GanymedeContentsManager
+from ganymede.serve.host_kernels import HostKernelManager
+from ganymede.serve.kernel_websocket import HostFilteringConnection
 
 EXTENSION = "ganymede.serve.extension"
 # Their endpoints (collaboration rooms, file ids, execution into rooms) would collide with ours.
@@ -81,6 +84,20 @@ class GanymedeServerApp(ServerApp):
     """
 
     _held_sockets: list[socket.socket] | None = None
+
+    @default("kernel_manager_class")
+    def _default_kernel_manager_class(self) -> Any:
+        """Local kernels get host comms; a gateway's kernels keep the gateway's manager."""
+        if self.gateway_config.gateway_enabled:
+            return super()._default_kernel_manager_class()
+        return HostKernelManager
+
+    @default("kernel_websocket_connection_class")
+    def _default_kernel_websocket_connection_class(self) -> Any:
+        """Kernel websockets that keep the host comm's traffic from every client."""
+        if self.gateway_config.gateway_enabled:
+            return super()._default_kernel_websocket_connection_class()
+        return HostFilteringConnection
 
     def init_signal(self) -> None:
         super().init_signal()

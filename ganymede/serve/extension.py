@@ -23,6 +23,7 @@ from ganymede.serve.contents import GanymedeContentsManager
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
 from ganymede.serve.execution import EXECUTIONS_SETTINGS_KEY, Executions
 from ganymede.serve.handlers import default_handlers
+from ganymede.serve.host_kernels import drive_host_comms
 from ganymede.serve.host_rooms import HostRooms, room_notebook_reader
 from ganymede.serve.notebook_kernels import NotebookKernels
 from ganymede.serve.rooms import ROOMS_SETTINGS_KEY, RoomManager
@@ -71,6 +72,15 @@ class GanymedeExtension(ExtensionApp):
             run_notebook=run_for_host,
             log=self.log,
         )
+        host_comms = drive_host_comms(
+            self.serverapp.kernel_manager,
+            self.serverapp.session_manager,
+            self.context.host,
+            self.context.grants,
+            self.log,
+        )
+        if host_comms is not None:
+            self.context.on_stop(host_comms.stop)  # before the rooms: self.* lets go of them
         executions = Executions(self.serverapp.kernel_manager, rooms, self.log)
         self.settings[EXECUTIONS_SETTINGS_KEY] = executions
         self.context.on_stop(executions.stop)  # runs first: batches end before rooms save
@@ -81,7 +91,7 @@ class GanymedeExtension(ExtensionApp):
             self.log,
             kernels=NotebookKernels(self.serverapp.session_manager, self.serverapp.kernel_manager),
             executions=executions,
-            runs=Runs(notebooks, self.context.grants, run_for_host),
+            runs=Runs(notebooks, self.context.grants, run_for_host, self.context.host),
             kernel_specs=self.serverapp.kernel_spec_manager,
             settle=config.agent.settle,
         )

@@ -1,0 +1,162 @@
+"""The server's kernel manager: every local kernel it starts gets a host comm driver.
+
+A driver starts once the kernel is ready and before ``start_kernel`` returns, so a notebook's
+first cell finds it listening; it reconnects after a restart (the REST restart, or the
+automatic one after a kernel died) and stops before the kernel is shut down. Activity tracking
+(``execution_state``, ``last_activity``) skips host traffic, so a cell waiting on a host call
+still reads busy. Kernels behind a gateway use the gateway's own manager, not this one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from jupyter_client.session import Session
+from jupyter_server._tz import utcnow
+from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager
+
+from ganymede.grant import Grants
+from ganymede.host.api import Caller, Responder
+from ganymede.host.driver import HostDrivers
+from ganymede.host.iopub_filter import CONTENT_NEEDED, is_host_traffic
+
+ATTACH_WAIT = 10.0
+"""Seconds ``start_kernel`` and ``restart_kernel`` wait for the host comm before returning
+anyway (the driver carries on in the background)."""
+
+CallerOf = Callable[[str], Awaitable[Caller]]
+
+
+class HostKernelManager(AsyncMappingKernelManager):
+    """jupyter_server's kernel manager, attaching a host driver to each kernel it starts.
+
+    ``host_drivers`` and ``caller_of`` are set by the server extension; until then (or when
+    the extension has no responder) kernels run without a host comm.
+    """
+
+    host_drivers: HostDrivers | None = None
+    caller_of: CallerOf | None = None
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._host_tasks: set[asyncio.Future[None]] = set()
+
+    async def start_kernel(  # type: ignore[override]
+        self, *, kernel_id: str | None = None, path: str | None = None, **kwargs: Any
+    ) -> str:
+        is_new = kernel_id is None or kernel_id not in self
+        started: str = await super().start_kernel(kernel_id=kernel_id, path=path, **kwargs)
+        if is_new and self.host_drivers is not None:
+            await self._settle(self._attach(started))
+        return started
+
+    async def restart_kernel(self, kernel_id: str, now: bool = False) -> Any:  # type: ignore[override]
+        answered = await super().restart_kernel(kernel_id, now=now)
+        if self.host_drivers is not None:
+            await self._settle(self.host_drivers.restarted(kernel_id))
+        return answered
+
+    async def shutdown_kernel(  # type: ignore[override]
+        self, kernel_id: str, now: bool = False, restart: bool = False
+    ) -> None:
+        if self.host_drivers is not None and not restart:
+            await self.host_drivers.detach(kernel_id)
+        await super().shutdown_kernel(kernel_id, now=now, restart=restart)
+
+    async def _attach(self, kernel_id: str) -> None:
+        drivers, caller_of = self.host_drivers, self.caller_of
+        if drivers is None or caller_of is None:
+            return
+        kernel = self.get_kernel(kernel_id)
+        ready = getattr(kernel, "ready", None)
+        if ready is not None:
+            await (ready if isinstance(ready, asyncio.Future) else asyncio.wrap_future(ready))
+
+        async def caller() -> Caller:
+            return await caller_of(kernel_id)
+
+        def restarted_on_its_own() -> None:
+            task = asyncio.ensure_future(drivers.restarted(kernel_id))
+            self._host_tasks.add(task)
+            task.add_done_callback(self._host_tasks.discard)
+
+        self.add_restart_callback(kernel_id, restarted_on_its_own, "restart")
+        await drivers.attach(kernel_id, kernel, caller)
+
+    async def _settle(self, work: Awaitable[None]) -> None:
+        """Wait for the driver, within reason: a slow kernel must not hold up the REST call."""
+        task = asyncio.ensure_future(work)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(task), ATTACH_WAIT)
+
+    def start_watching_activity(self, kernel_id: str) -> None:
+        """Track activity as jupyter_server does, except for messages that are host traffic.
+
+        The status busy/idle around a host reply would otherwise set ``execution_state`` idle
+        while the calling cell still runs.
+        """
+        kernel = self._kernels[kernel_id]
+        kernel.reason = ""
+        kernel.last_activity = utcnow()
+        kernel._activity_stream = kernel.connect_iopub()
+        session = Session(config=kernel.session.config, key=kernel.session.key)
+
+        def record(frames: list[Any]) -> None:
+            _, parts = session.feed_identities(frames)
+            message = session.deserialize(parts, content=False)
+            msg_type = message["header"]["msg_type"]
+            parent = message.get("parent_header") or {}
+            drivers = self.host_drivers
+            traffic = None if drivers is None else drivers.traffic(kernel_id)
+            if traffic is not None:
+                content = session.unpack(message["content"]) if msg_type in CONTENT_NEEDED else {}
+                if is_host_traffic(msg_type, parent.get("msg_id"), content, traffic):
+                    return
+            self._note_activity(kernel, msg_type, parent.get("msg_type"), session, message)
+
+        kernel._activity_stream.on_recv(record)
+
+    def _note_activity(
+        self,
+        kernel: Any,
+        msg_type: str,
+        parent_type: str | None,
+        session: Session,
+        message: dict[str, Any],
+    ) -> None:
+        tracked_parent = self.track_message_type(parent_type)
+        if self.track_message_type(msg_type) or tracked_parent or kernel.execution_state == "busy":
+            self.last_kernel_activity = kernel.last_activity = utcnow()
+        if msg_type != "status":
+            return
+        state = session.unpack(message["content"])["execution_state"]
+        if tracked_parent:
+            kernel.execution_state = state
+        elif kernel.execution_state == "starting" and state != "starting":
+            kernel.execution_state = "idle"  # as jupyter_server: untracked requests end starting
+
+
+def drive_host_comms(
+    kernel_manager: Any, session_manager: Any, responder: Responder, grants: Grants, log: Any
+) -> HostDrivers | None:
+    """Give the server's kernels host comms answered by ``responder``; None when the kernel
+    manager is not ours (a gateway's kernels were launched by the remote server)."""
+    if not isinstance(kernel_manager, HostKernelManager):
+        return None
+
+    async def caller_of(kernel_id: str) -> Caller:
+        """The kernel's notebook is its first session's, if that session is a notebook's."""
+        notebook: str | None = None
+        for session in await session_manager.list_sessions():
+            if (session.get("kernel") or {}).get("id") == kernel_id:
+                if session.get("type") == "notebook":
+                    notebook = session.get("path")
+                break
+        return Caller(kernel_id, notebook, grants.for_notebook(notebook))
+
+    kernel_manager.host_drivers = HostDrivers(responder, log)
+    kernel_manager.caller_of = caller_of
+    return kernel_manager.host_drivers

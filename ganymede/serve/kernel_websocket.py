@@ -1,0 +1,58 @@
+"""The kernel websocket without the host comm: what every client of a served kernel receives.
+
+jupyter_server forwards each kernel message to each websocket through
+``handle_outgoing_message``; this connection class asks the kernel's host driver whether a
+message is host traffic first, and drops it, or (for ``comm_info_reply``) re-signs it without the
+host comm. Buffered messages replayed to a reconnecting client pass through the same method.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyter_client.session import DELIM
+from jupyter_server.services.kernels.connection.channels import ZMQChannelsWebsocketConnection
+
+from ganymede.host.iopub_filter import (
+    CONTENT_NEEDED,
+    HostTraffic,
+    is_host_traffic,
+    without_host_comms,
+)
+
+HEADER, PARENT, METADATA, CONTENT = 1, 2, 3, 4
+"""Where each part sits in a message after its identities (index 0 is the signature)."""
+
+
+def host_traffic_of(kernel_manager: Any, kernel_id: str) -> HostTraffic | None:
+    """The host traffic of a kernel, when the server's kernel manager drives its host comm."""
+    drivers = getattr(kernel_manager, "host_drivers", None)
+    return None if drivers is None else drivers.traffic(kernel_id)
+
+
+class HostFilteringConnection(ZMQChannelsWebsocketConnection):
+    """A kernel websocket that never shows its client the server's host traffic."""
+
+    def handle_outgoing_message(self, stream: Any, outgoing_msg: list[Any]) -> None:
+        traffic = host_traffic_of(self.multi_kernel_manager, self.kernel_id)
+        if traffic is None:
+            super().handle_outgoing_message(stream, outgoing_msg)
+            return
+        channel = stream if isinstance(stream, str) else getattr(stream, "channel", None)
+        frames = [bytes(frame) if not isinstance(frame, bytes) else frame for frame in outgoing_msg]
+        identities, parts = self.session.feed_identities(frames)
+        header = self.session.unpack(parts[HEADER])
+        msg_type = header.get("msg_type", "")
+        if channel == "iopub":
+            parent_id = self.session.unpack(parts[PARENT]).get("msg_id")
+            content = self.session.unpack(parts[CONTENT]) if msg_type in CONTENT_NEEDED else {}
+            if is_host_traffic(msg_type, parent_id, content, traffic):
+                return
+        elif channel == "shell" and msg_type == "comm_info_reply":
+            parts = self._without_host_comms(parts, traffic)
+        super().handle_outgoing_message(stream, [*identities, DELIM, *parts])
+
+    def _without_host_comms(self, parts: list[bytes], traffic: HostTraffic) -> list[bytes]:
+        content = without_host_comms(self.session.unpack(parts[CONTENT]), traffic)
+        signed = [parts[HEADER], parts[PARENT], parts[METADATA], self.session.pack(content)]
+        return [self.session.sign(signed), *signed, *parts[CONTENT + 1 :]]
