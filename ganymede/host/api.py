@@ -13,6 +13,15 @@ Wire format, on the ``ganymede.host.v1`` comm (comm ``data``):
 - the server's ``comm_open`` carries ``{"hello": <hello result>}``; a comm the kernel opens to the
   target is answered with a ``comm_msg`` carrying ``{"hello": <hello result>}``; a second open
   while one is held is closed with ``{"error": "taken"}``.
+
+The open handshake: after the kernel's first ``kernel_info_reply`` lists ``"kernel subshells"``,
+the server sends ``create_subshell_request`` on control, then offers the comm (``comm_open`` on
+shell, on that subshell) and waits for the kernel's idle status for it. A kernel with no client
+loaded yet refuses the offer (``comm_close``); its client, once a cell calls ``host()``,
+registers the target and opens the comm itself (``comm_open`` on iopub, data
+``{"protocol": 1}``), and waits for the ``hello`` message. Either way one comm is held per
+kernel until the kernel closes it, the server stops (it answers calls in flight
+``disconnected`` and closes the comm) or the kernel restarts (the server starts over).
 """
 
 from __future__ import annotations
