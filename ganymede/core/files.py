@@ -1,11 +1,21 @@
-"""Writing files so a crash leaves the old version or the new one, never a truncated mix."""
+"""Writing files so a crash leaves the old version or the new one, never a truncated mix.
+
+A writer holds an exclusive flock on its temporary file until the rename, so a temporary file
+nobody holds a lock on was abandoned by a writer that died mid-write, and may be removed.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import string
 import tempfile
 from pathlib import Path
+
+TEMPORARY_SUFFIX = ".tmp"
+RANDOM_PART = 8  # tempfile.mkstemp's random characters
+RANDOM_CHARACTERS = frozenset(string.ascii_lowercase + string.digits + "_")
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -21,14 +31,14 @@ def atomic_write(path: Path, data: bytes) -> None:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    fd, temporary = locked_temporary(path)
     try:
-        with os.fdopen(fd, "wb") as handle:
+        with os.fdopen(fd, "wb") as handle:  # the lock holds until the rename: "still writing"
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
+            os.fchmod(handle.fileno(), mode)
+            os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
@@ -39,3 +49,56 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+
+
+def locked_temporary(path: Path) -> tuple[int, str]:
+    """A new temporary file beside ``path``, open and locked; made again if a cleanup took the
+    first one away in the moment between its creation and its lock."""
+    while True:
+        fd, temporary = tempfile.mkstemp(
+            prefix=f".{path.name}.", suffix=TEMPORARY_SUFFIX, dir=path.parent
+        )
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with contextlib.suppress(FileNotFoundError):
+            if os.stat(temporary).st_ino == os.fstat(fd).st_ino:
+                return fd, temporary
+        os.close(fd)
+
+
+def remove_abandoned_temporaries(path: Path) -> list[Path]:
+    """Remove the temporary files that writers of ``path`` killed mid-write left beside it.
+
+    Without this, every crash during a save leaves a hidden copy of the notebook behind for
+    good. A temporary file some live writer still holds is left alone. Returns what went.
+    """
+    removed = []
+    for candidate in temporaries_of(path):
+        try:
+            fd = os.open(candidate, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            continue  # renamed or removed meanwhile, or not a plain file
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            continue  # a writer is at work on it
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(candidate)
+                removed.append(candidate)
+        finally:
+            os.close(fd)
+    return removed
+
+
+def temporaries_of(path: Path) -> list[Path]:
+    """The files named as ``atomic_write`` names its temporary files for ``path``."""
+    prefix = f".{path.name}."
+    found = []
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+        for entry in os.scandir(path.parent):
+            name = entry.name
+            if name.startswith(prefix) and name.endswith(TEMPORARY_SUFFIX):
+                middle = name[len(prefix) : -len(TEMPORARY_SUFFIX)]
+                if len(middle) == RANDOM_PART and set(middle) <= RANDOM_CHARACTERS:
+                    found.append(path.parent / name)
+    return found

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from ganymede.core.files import atomic_write
+from ganymede.core.files import atomic_write, remove_abandoned_temporaries
 from ganymede.errors import NotebookNotFound
 from ganymede.fileid import FileIdStore, os_path_of
 
@@ -62,6 +62,13 @@ class RoomFile:
     def os_path(self) -> Path:
         """Where the file is on disk now; NotebookNotFound when the id names no file any more."""
         return self._locate()[1]
+
+    def remove_abandoned_writes(self) -> list[Path]:
+        """Remove what saves cut short by a killed server left beside the file (see core.files)."""
+        try:
+            return remove_abandoned_temporaries(self._locate()[1])
+        except NotebookNotFound:
+            return []
 
     def write_if_unchanged(self, data: bytes, expected_hash: str) -> tuple[WriteOutcome, str]:
         """Replace the file atomically with ``data`` if it still hashes to ``expected_hash``.

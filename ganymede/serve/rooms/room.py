@@ -181,6 +181,8 @@ class DocumentRoom(AwarenessRoom):
         return self._edits != self._saved_edits
 
     async def start(self) -> None:
+        for leftover in await asyncio.to_thread(self.file.remove_abandoned_writes):
+            self.log.info("%s: removed %s, left by a save that never finished", self.name, leftover)
         await self._trust.load(self._base, self.document.shared.path)
         self._mark_trusted_cells()
         await self._autosave.start()
