@@ -1,0 +1,125 @@
+"""The in-kernel host client on ipykernel 7.4 (this environment) and 7.3 (a venv of its own).
+
+7.4 routes a comm's incoming messages to the shell that last published on it; 7.0 to 7.3 follow
+the message's ``subshell_id``. Blocking calls, async calls and interrupts must work on both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from jupyter_client.manager import AsyncKernelManager
+
+from ganymede.host.driver import attached
+from tests.host.responders import EchoResponder
+from tests.host.test_driver import CALLER, Cells
+
+REPO = Path(__file__).resolve().parents[2]
+OLD_KERNEL_VENV = REPO / ".venv" / "ipykernel73"
+"""Built once and kept (``.venv/`` is git-ignored); CI builds it from PyPI on first use."""
+OLD_KERNEL = "ipykernel73"
+LOG = logging.getLogger("test.host.client")
+
+
+@pytest.fixture(scope="session")
+def old_kernel_python() -> Path:
+    python = OLD_KERNEL_VENV / "bin" / "python"
+    probe = [str(python), "-c", "import ipykernel; assert ipykernel.__version__.startswith('7.3')"]
+    if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
+        return python
+    subprocess.run([sys.executable, "-m", "venv", str(OLD_KERNEL_VENV)], check=True)
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", "ipykernel==7.3.*"], check=True, timeout=600
+    )
+    return python
+
+
+@pytest.fixture(params=["python3", OLD_KERNEL])
+def kernel_name(request: pytest.FixtureRequest) -> str:
+    """A kernelspec for each ipykernel release, registered in this test's Jupyter data dir."""
+    name: str = request.param
+    if name == OLD_KERNEL:
+        python = request.getfixturevalue("old_kernel_python")
+        spec_dir = Path(os.environ["JUPYTER_DATA_DIR"]) / "kernels" / OLD_KERNEL
+        spec_dir.mkdir(parents=True)
+        spec = {
+            "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": "Python (ipykernel 7.3)",
+            "language": "python",
+            "env": {"PYTHONPATH": str(REPO)},
+        }
+        (spec_dir / "kernel.json").write_text(json.dumps(spec))
+    return name
+
+
+@pytest.fixture
+async def kernel(kernel_name: str) -> AsyncIterator[AsyncKernelManager]:
+    manager = AsyncKernelManager(kernel_name=kernel_name)
+    await manager.start_kernel()
+    try:
+        yield manager
+    finally:
+        await manager.shutdown_kernel(now=True)
+
+
+@pytest.fixture
+async def cells(kernel: AsyncKernelManager) -> AsyncIterator[Cells]:
+    client = kernel.client()
+    client.start_channels()
+    await client.wait_for_ready(timeout=60)
+    try:
+        yield Cells(client)
+    finally:
+        client.stop_channels()
+
+
+@pytest.fixture
+def responder() -> EchoResponder:
+    return EchoResponder()
+
+
+@pytest.fixture
+async def hosted(
+    kernel: AsyncKernelManager, cells: Cells, responder: EchoResponder
+) -> AsyncIterator[Cells]:
+    async with attached(kernel, responder, CALLER, LOG):
+        yield cells
+
+
+async def test_blocking_and_async_calls(hosted: Cells, kernel_name: str) -> None:
+    ran = await hosted.run(
+        "import ipykernel\n"
+        "from ganymede.kernel import host\n"
+        "h = host()\n"
+        "print(ipykernel.__version__[:3])\n"
+        "print(h.call('echo', n=1)['params'], h.notebook)\n"
+        "print((await h.acall('echo', n=2))['params'])\n"
+    )
+    version = "7.3" if kernel_name == OLD_KERNEL else "7.4"
+    assert ran.stdout.splitlines() == [version, "{'n': 1} journal/today.ipynb", "{'n': 2}"]
+
+
+async def test_interrupt_cancels_a_blocking_call(
+    hosted: Cells, kernel: AsyncKernelManager, responder: EchoResponder
+) -> None:
+    running = asyncio.ensure_future(
+        hosted.run("from ganymede.kernel import host\nhost().call('wait')")
+    )
+    await asyncio.wait_for(responder.waiting.wait(), 30)
+    await kernel.interrupt_kernel()
+    ran = await running
+    assert ran.reply["ename"] == "KeyboardInterrupt"
+    await asyncio.wait_for(responder.cancelled.wait(), 30)
+
+
+async def test_no_server_means_none(cells: Cells) -> None:
+    ran = await cells.run("from ganymede.kernel import host\nprint(host(timeout=0.5))")
+    assert ran.stdout == "None\n"
