@@ -9,6 +9,7 @@ validation costs milliseconds per notebook and one bad file must never fail a wh
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Mapping
 from datetime import datetime, timezone
@@ -21,6 +22,22 @@ from ganymede.notebook.nbio import NBFORMAT_MAJOR, parse_notebook
 _HEADING = re.compile(r" {0,3}#{1,6}[ \t]+(.*)")
 _CLOSING_HASHES = re.compile(r"[ \t]+#+[ \t]*$")
 _FENCE = re.compile(r" {0,3}(```|~~~)")
+
+
+READ_CHUNK = 1 << 20
+
+
+def read_raw(real: Path) -> bytes:
+    """The file's bytes through bare system calls: a search reads thousands of small files, and
+    this is about twice as fast as ``Path.read_bytes`` there. OSError as ``open`` raises it."""
+    descriptor = os.open(real, os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(descriptor, READ_CHUNK):
+            chunks.append(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(descriptor)
 
 
 def read_bytes(real: Path, api_path: str) -> bytes:

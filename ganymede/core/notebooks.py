@@ -24,6 +24,7 @@ from ganymede.core.documents import (
     parse_loose,
     parse_strict,
     read_bytes,
+    read_raw,
     source_text,
     title_of,
 )
@@ -160,7 +161,7 @@ class Notebooks:
             if live is not None:
                 return live
         try:
-            raw = entry.real.read_bytes()
+            raw = read_raw(entry.real)
         except OSError:
             return None
         if not query.may_occur_in(raw):

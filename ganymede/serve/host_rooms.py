@@ -24,7 +24,7 @@ from ganymede.notebook.provenance import KERNEL_AUTHOR, NAMESPACE, agent_stamp
 from ganymede.notebook.schema import strip_transient
 from ganymede.serve.execution.service import RoomHold
 from ganymede.serve.rooms import RoomManager
-from ganymede.serve.rooms.document import DocumentKind
+from ganymede.serve.rooms.document import DocumentKind, notebook_content
 from ganymede.serve.rooms.patch import patch_text
 from ganymede.serve.rooms.room import DocumentRoom
 
@@ -41,7 +41,7 @@ def room_notebook_reader(rooms: RoomManager) -> OpenDocument:
         room = rooms.open_notebook_room(api_path)
         if room is None:
             return None
-        notebook: dict[str, Any] = room.document.shared.get()
+        notebook = notebook_content(room.document.shared)  # type: ignore[arg-type]
         strip_transient(notebook)  # the cells' trust marks are for JupyterLab, not the notebook
         return notebook
 

@@ -95,6 +95,11 @@ class RoomManager:
 
     def open_notebook_room(self, api_path: str) -> DocumentRoom | None:
         """The room open on the notebook at ``api_path``, if any (by its file id)."""
+        if not any(
+            isinstance(room, DocumentRoom) and room.document.shared.path == api_path
+            for room in self._rooms.values()
+        ):
+            return None  # no room shows that path: a search over many files asks no database
         file_id = self.file_ids.get_id(api_path)
         kind = DocumentKind.NOTEBOOK
         room = self._rooms.get(f"{kind.format}:{kind.type}:{file_id}") if file_id else None
