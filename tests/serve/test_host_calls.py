@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import uuid
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,7 @@ async def test_a_cell_searches_and_reads_results(server: RunningServer, kernel_i
 async def test_a_run_is_denied_until_granted_over_the_api(
     server: RunningServer, api: httpx.Client, kernel_id: str
 ) -> None:
+    api.delete("api/host/grants", params={"path": INDEX})  # the defaults: no runs
     call = f"h.notebooks.run({FREMONT!r}, params={{'counter': '2nd Ave'}})"
     source = PREAMBLE + f"try:\n    print({call}['results'])\nexcept HostError as e:\n    print(e)"
     assert await run_cell(server, kernel_id, source) == (
@@ -133,3 +135,42 @@ async def test_self_edit_checks_the_hash_and_reaches_a_room_client(
         ]
         edited = ["# Journal", 'print("new index")']
         await eventually(lambda: sources(person) == edited, "the kernel's edit in the room")
+
+
+GATED = (
+    "import os, pathlib, time\n"
+    "from ganymede.kernel import params\n"
+    "pathlib.Path(params()['pid']).write_text(str(os.getpid()))\n"
+    "while True:\n"
+    "    time.sleep(0.02)"
+)
+
+
+def process_gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+async def test_interrupting_the_cell_shuts_the_runs_kernel_down(
+    server: RunningServer, api: httpx.Client, kernel_id: str, tmp_path: Path
+) -> None:
+    write_notebook(server.root / "journal" / "gated.ipynb", code(GATED))
+    granted = api.put("api/host/grants", params={"path": INDEX}, json={"run": ["journal"]})
+    assert granted.status_code == 200, granted.text
+    pid_file = tmp_path / "run.pid"
+    os.mkfifo(pid_file)
+    call = f"h.notebooks.run('journal/gated.ipynb', params={{'pid': {str(pid_file)!r}}})"
+    cell = asyncio.ensure_future(
+        run_cell(
+            server,
+            kernel_id,
+            PREAMBLE + f"try:\n    {call}\nexcept KeyboardInterrupt:\n    print('interrupted')",
+        )
+    )
+    run_pid = int(await asyncio.to_thread(pid_file.read_text))  # the run's cell is running
+    assert api.post(f"api/kernels/{kernel_id}/interrupt").status_code == 204
+    assert await cell == "interrupted\n"
+    await eventually(lambda: process_gone(run_pid), "the run's kernel to be shut down")
