@@ -23,40 +23,53 @@ from tests.host.responders import EchoResponder
 from tests.host.test_driver import CALLER, Cells
 
 REPO = Path(__file__).resolve().parents[2]
-OLD_KERNEL_VENV = REPO / ".venv" / "ipykernel73"
-"""Built once and kept (``.venv/`` is git-ignored); CI builds it from PyPI on first use."""
 OLD_KERNEL = "ipykernel73"
+"""Its venv is built once and kept under ``.venv/`` (git-ignored); CI builds it from PyPI."""
+NO_SUBSHELLS_KERNEL = "ipykernel6"
 LOG = logging.getLogger("test.host.client")
+
+
+def kernel_venv(name: str, release: str) -> Path:
+    """A venv under ``.venv/`` with ipykernel ``release`` (``7.3``), built on first use."""
+    python = REPO / ".venv" / name / "bin" / "python"
+    check = f"import ipykernel; assert ipykernel.__version__.startswith('{release}.')"
+    if python.exists() and subprocess.run([str(python), "-c", check]).returncode == 0:
+        return python
+    subprocess.run([sys.executable, "-m", "venv", str(python.parent.parent)], check=True)
+    install = [str(python), "-m", "pip", "install", "-q", f"ipykernel=={release}.*"]
+    subprocess.run(install, check=True, timeout=600)
+    return python
+
+
+def register_kernel(name: str, python: Path) -> None:
+    """A kernelspec for ``python`` in this test's Jupyter data dir, importing this checkout."""
+    spec_dir = Path(os.environ["JUPYTER_DATA_DIR"]) / "kernels" / name
+    spec_dir.mkdir(parents=True)
+    spec = {
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": name,
+        "language": "python",
+        "env": {"PYTHONPATH": str(REPO)},
+    }
+    (spec_dir / "kernel.json").write_text(json.dumps(spec))
 
 
 @pytest.fixture(scope="session")
 def old_kernel_python() -> Path:
-    python = OLD_KERNEL_VENV / "bin" / "python"
-    probe = [str(python), "-c", "import ipykernel; assert ipykernel.__version__.startswith('7.3')"]
-    if python.exists() and subprocess.run(probe, capture_output=True).returncode == 0:
-        return python
-    subprocess.run([sys.executable, "-m", "venv", str(OLD_KERNEL_VENV)], check=True)
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "-q", "ipykernel==7.3.*"], check=True, timeout=600
-    )
-    return python
+    return kernel_venv(OLD_KERNEL, "7.3")
+
+
+@pytest.fixture(scope="session")
+def subshell_less_python() -> Path:
+    return kernel_venv(NO_SUBSHELLS_KERNEL, "6.29")
 
 
 @pytest.fixture(params=["python3", OLD_KERNEL])
 def kernel_name(request: pytest.FixtureRequest) -> str:
-    """A kernelspec for each ipykernel release, registered in this test's Jupyter data dir."""
+    """This environment's ipykernel, then 7.3 from a venv of its own."""
     name: str = request.param
     if name == OLD_KERNEL:
-        python = request.getfixturevalue("old_kernel_python")
-        spec_dir = Path(os.environ["JUPYTER_DATA_DIR"]) / "kernels" / OLD_KERNEL
-        spec_dir.mkdir(parents=True)
-        spec = {
-            "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-            "display_name": "Python (ipykernel 7.3)",
-            "language": "python",
-            "env": {"PYTHONPATH": str(REPO)},
-        }
-        (spec_dir / "kernel.json").write_text(json.dumps(spec))
+        register_kernel(name, request.getfixturevalue("old_kernel_python"))
     return name
 
 
@@ -123,3 +136,25 @@ async def test_interrupt_cancels_a_blocking_call(
 async def test_no_server_means_none(cells: Cells) -> None:
     ran = await cells.run("from ganymede.kernel import host\nprint(host(timeout=0.5))")
     assert ran.stdout == "None\n"
+
+
+async def test_a_kernel_without_subshells_gets_no_comm(
+    subshell_less_python: Path, responder: EchoResponder
+) -> None:
+    register_kernel(NO_SUBSHELLS_KERNEL, subshell_less_python)
+    manager = AsyncKernelManager(kernel_name=NO_SUBSHELLS_KERNEL)
+    await manager.start_kernel()
+    client = manager.client()
+    try:
+        client.start_channels()
+        await client.wait_for_ready(timeout=60)
+        async with attached(manager, responder, CALLER, LOG) as driver:
+            assert (driver.has_subshells, driver.subshell_id, driver.comm_id) == (False, None, None)
+            ran = await Cells(client).run(
+                "from ganymede.kernel import host\nprint(host(timeout=1))"
+            )
+        assert ran.stdout == "None\n"
+        assert responder.calls == []
+    finally:
+        client.stop_channels()
+        await manager.shutdown_kernel(now=True)
