@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import nbformat
@@ -123,21 +124,32 @@ def test_cells_run_after_the_kernel_restarted_on_the_gateway(
     assert texts(answer) == ["None\n"]
 
 
-def test_a_gateway_kernel_gets_no_host_comm(
-    server: RunningServer, api: httpx.Client, kernel: str
+HOST_CELLS = {
+    "host": "from ganymede.kernel import host\nprint(host() is None)",
+    "comms": (
+        "import json\n"
+        "comms = get_ipython().kernel.comm_manager.comms\n"
+        "print(json.dumps(sorted(c.target_name for c in comms.values())))"
+    ),
+}
+
+
+def host_comm_seen(server: RunningServer, api: httpx.Client, kernel: str) -> tuple[bool, bool]:
+    """Whether ``host()`` answers in the kernel, and whether it holds the host comm."""
+    write_notebook(server.root / "host.ipynb", HOST_CELLS)
+    answer = run_cells(api, kernel, open_document(api, "host.ipynb"), HOST_CELLS)
+    no_host, comms = texts(answer)
+    return no_host != "True\n", "ganymede.host.v1" in json.loads(comms)
+
+
+def test_a_gateway_kernel_gets_no_host_comm_where_a_local_one_does(
+    server: RunningServer, api: httpx.Client, kernel: str, tmp_path: Path
 ) -> None:
-    sources = {
-        "host": "from ganymede.kernel import host\nprint(host() is None)",
-        "comms": (
-            "import json\n"
-            "msg = get_ipython().kernel.comm_manager.comms\n"
-            "print(json.dumps(sorted(c.target_name for c in msg.values())))"
-        ),
-    }
-    write_notebook(server.root / "host.ipynb", sources)
-    answer = run_cells(api, kernel, open_document(api, "host.ipynb"), sources)
-    assert texts(answer)[0] == "True\n"
-    assert "ganymede.host.v1" not in json.loads(texts(answer)[1])
+    assert host_comm_seen(server, api, kernel) == (False, False)
+    with served(tmp_path) as local, local.client() as local_api:
+        local_kernel = start_kernel(local_api)
+        assert host_comm_seen(local, local_api, local_kernel) == (True, True)
+        local_api.delete(f"api/kernels/{local_kernel}")
 
 
 def test_the_stress_script_measures_round_trips_on_the_gateway(server: RunningServer) -> None:
