@@ -17,6 +17,9 @@ from ganymede.host.params import Params
 if TYPE_CHECKING:
     from ganymede.grant import Grants
 
+ROOT = ""
+"""The API path of the root: a read grant naming it covers every path the core can reach."""
+
 
 class Reads:
     """The read methods over one notebooks core, checked by one set of grants."""
@@ -53,4 +56,6 @@ class Reads:
         return self.grants.check_read(caller.grant, caller.notebook, path)
 
     def _may_read(self, caller: Caller, path: str) -> bool:
+        if ROOT in caller.grant.read:
+            return True  # the whole root: the core never lists what leads out of it
         return self.grants.may_read(caller.grant, caller.notebook, path)
