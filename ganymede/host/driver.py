@@ -465,9 +465,6 @@ class HostDrivers:
         driver = self._drivers.get(kernel_id)
         return None if driver is None else driver.traffic
 
-    def get(self, kernel_id: str) -> HostDriver | None:
-        return self._drivers.get(kernel_id)
-
     async def attach(self, kernel_id: str, kernel: KernelProcess, caller: CallerSource) -> None:
         """Start a driver on a kernel that is up; a kernel already attached is left as it is."""
         if kernel_id in self._drivers:
