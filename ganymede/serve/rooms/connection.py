@@ -188,6 +188,10 @@ class Outbox:
                 return
             finally:
                 self._writing = False
+            if not self._open:
+                # Stopped while the write finished: the backlog was cleared under it, and this
+                # task's cancel lands only at its next wait.
+                return
             self._backlog.written(len(frames))
 
     async def _keep_alive(self) -> None:

@@ -1,9 +1,12 @@
-"""The send queue's bookkeeping and the write deadline, without a socket."""
+"""The send queue's bookkeeping and the write deadline, without a network."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+
 from ganymede.config import ServeConfig
-from ganymede.serve.rooms.connection import Backlog, ConnectionLimits, write_deadline
+from ganymede.serve.rooms.connection import Backlog, ConnectionLimits, Outbox, write_deadline
 
 
 def test_a_backlog_takes_frames_up_to_its_message_limit() -> None:
@@ -72,3 +75,39 @@ def test_the_limits_come_from_the_serve_section() -> None:
     assert ConnectionLimits.of(serve) == ConnectionLimits(
         max_messages=7, max_bytes=2048, ping_interval=0.5, ping_timeout=2.0
     )
+
+
+class HeldSocket:
+    """A socket whose writes finish when the test says, so a stop can land between a write
+    finishing and the writer resuming."""
+
+    def __init__(self) -> None:
+        self.writes: list[asyncio.Future[None]] = []
+
+    def write_binary(self, frame: bytes) -> asyncio.Future[None]:
+        self.writes.append(asyncio.get_running_loop().create_future())
+        return self.writes[-1]
+
+    def ping(self) -> None:
+        pass
+
+    def close(self, code: int | None = None, reason: str | None = None) -> None:
+        pass
+
+    def abort(self, code: int, reason: str) -> None:
+        pass
+
+
+async def test_a_stop_as_a_write_finishes_leaves_the_writer_quietly() -> None:
+    limits = ConnectionLimits(max_messages=10, max_bytes=1000, ping_interval=0, ping_timeout=0)
+    socket = HeldSocket()
+    outbox = Outbox(socket, limits, name="r", log=logging.getLogger("test"))
+    outbox.send(b"frame")
+    while not socket.writes:
+        await asyncio.sleep(0)
+    writer = outbox._tasks[0]
+    socket.writes[0].set_result(None)
+    await asyncio.sleep(0)  # the shielded write completes; the writer is due to resume
+    outbox.stop()
+    await asyncio.gather(writer, return_exceptions=True)
+    assert writer.cancelled() or writer.exception() is None
