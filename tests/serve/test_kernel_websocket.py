@@ -8,6 +8,7 @@ and the kernel reads busy over REST while the cell waits on host calls.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import uuid
 from collections.abc import Iterator
@@ -23,6 +24,29 @@ from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_
 
 NOTEBOOK = "journal/today.ipynb"
 WAIT = 60
+V1 = "v1.kernel.websocket.jupyter.org"
+"""JupyterLab 4's binary framing; without it the server speaks JSON text frames."""
+PARTS = ("header", "parent_header", "metadata", "content")
+
+
+def v1_encode(channel: str, message: dict[str, Any]) -> bytes:
+    """A message as JupyterLab frames it: part offsets, then the channel and the JSON parts."""
+    parts = [channel.encode(), *(json.dumps(message[key]).encode() for key in PARTS)]
+    offsets, position = [], 8 * (len(parts) + 2)
+    for part in parts:
+        offsets.append(position)
+        position += len(part)
+    offsets.append(position)
+    counts = [len(offsets), *offsets]
+    return b"".join([*(number.to_bytes(8, "little") for number in counts), *parts])
+
+
+def v1_decode(frame: bytes) -> dict[str, Any]:
+    count = int.from_bytes(frame[:8], "little")
+    offsets = [int.from_bytes(frame[8 * (i + 1) : 8 * (i + 2)], "little") for i in range(count)]
+    channel, *parts = (frame[start:end] for start, end in itertools.pairwise(offsets))
+    message = {key: json.loads(part) for key, part in zip(PARTS, parts[:4], strict=True)}
+    return {**message, "channel": channel.decode(), "msg_type": message["header"]["msg_type"]}
 
 
 @pytest.fixture(scope="module")
@@ -40,9 +64,10 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
 class KernelSocket:
     """The kernel websocket as JupyterLab speaks it (default protocol), keeping every message."""
 
-    def __init__(self, connection: WebSocketClientConnection, session: str) -> None:
+    def __init__(self, connection: WebSocketClientConnection, session: str, v1: bool) -> None:
         self.connection = connection
         self.session = session
+        self.v1 = v1
         self.received: list[dict[str, Any]] = []
         self.sent: set[str] = set()
         self._arrived = asyncio.Condition()
@@ -53,9 +78,9 @@ class KernelSocket:
             frame = await self.connection.read_message()
             if frame is None:
                 return
-            assert isinstance(frame, str)
+            message = v1_decode(frame) if isinstance(frame, bytes) else json.loads(frame)
             async with self._arrived:
-                self.received.append(json.loads(frame))
+                self.received.append(message)
                 self._arrived.notify_all()
 
     async def send(self, channel: str, msg_type: str, content: dict[str, Any]) -> str:
@@ -64,7 +89,10 @@ class KernelSocket:
         header |= {"username": "test", "version": "5.3", "date": ""}
         message = {"header": header, "parent_header": {}, "metadata": {}, "content": content}
         self.sent.add(msg_id)
-        await self.connection.write_message(json.dumps({**message, "channel": channel}))
+        if self.v1:
+            await self.connection.write_message(v1_encode(channel, message), binary=True)
+        else:
+            await self.connection.write_message(json.dumps({**message, "channel": channel}))
         return msg_id
 
     async def wait_for(self, check: Any) -> dict[str, Any]:
@@ -111,13 +139,15 @@ class KernelSocket:
         await self._reader
 
 
-async def connect(server: RunningServer, kernel_id: str) -> KernelSocket:
+async def connect(server: RunningServer, kernel_id: str, v1: bool = False) -> KernelSocket:
     session = uuid.uuid4().hex
     url = server.base.replace("http", "ws", 1) + f"api/kernels/{kernel_id}/channels"
     request = HTTPRequest(
         f"{url}?session_id={session}", headers={"Authorization": f"token {server.token}"}
     )
-    return KernelSocket(await websocket_connect(request), session)
+    connection = await websocket_connect(request, subprotocols=[V1] if v1 else None)
+    assert connection.selected_subprotocol == (V1 if v1 else None)
+    return KernelSocket(connection, session, v1)
 
 
 def start_session(server: RunningServer) -> str:
@@ -140,22 +170,24 @@ h = host()
 print(h.notebook, h.has('notebooks.list'), sorted(e['path'] for e in h.notebooks.list('journal')))
 print('calling', flush=True)
 calls = 0
-while not os.path.exists('go'):
+while not os.path.exists('GO_FILE'):
     h.notebooks.list('journal')
     calls += 1
 print('calls made', calls > 0)
 """
 
 
-async def test_host_traffic_stays_off_the_kernel_websocket(served: RunningServer) -> None:
+@pytest.mark.parametrize("v1", [False, True], ids=["json", "v1"])
+async def test_host_traffic_stays_off_the_kernel_websocket(served: RunningServer, v1: bool) -> None:
     kernel_id = start_session(served)
-    socket = await connect(served, kernel_id)
+    socket = await connect(served, kernel_id, v1)
     try:
         await socket.wait_for(lambda m: m["msg_type"] == "status")  # the connection is live
-        msg_id = await socket.execute(CALLING_CELL)
+        go_file = f"go-{uuid.uuid4().hex}"
+        msg_id = await socket.execute(CALLING_CELL.replace("GO_FILE", go_file))
         await socket.wait_for(lambda m: "calling" in socket.stdout(msg_id))
         busy_during_calls = kernel_state(served, kernel_id)
-        (served.root / "journal" / "go").touch()
+        (served.root / "journal" / go_file).touch()
         reply, stdout = await socket.finished(msg_id)
         assert reply["status"] == "ok", reply
         assert stdout.splitlines() == [
