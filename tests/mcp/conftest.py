@@ -79,10 +79,16 @@ async def mcp_door(
 
 @asynccontextmanager
 async def door_to(
-    server: RunningServer, heard: list[types.ServerNotification] | None = None
+    server: RunningServer,
+    heard: list[types.ServerNotification] | None = None,
+    agent: str | None = None,
 ) -> AsyncIterator[ClientSession]:
+    """A door to ``server``, its agent named by the client, or by ``--agent``."""
     env = jupyter_env(server.root.parent / "jupyter")
-    parameters = door_parameters(server.root, env, "--url", server.base, "--token", server.token)
+    named = ("--agent", agent) if agent is not None else ()
+    parameters = door_parameters(
+        server.root, env, "--url", server.base, "--token", server.token, *named
+    )
     async with mcp_door(parameters, heard) as session:
         yield session
 
