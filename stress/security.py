@@ -612,16 +612,21 @@ def sweep_grant_cli(
 
 
 KERNEL_PRINTS = "print('@agent from a kernel')"
+KERNEL_ADDS = (
+    "from ganymede.kernel import host\n"
+    "host().self.add('@agent from a kernel self.add', cell_type='markdown')\n"
+    "print('added')"
+)
 
 
 async def sweep_requests(server: RunningServer, sweep: Sweep) -> None:
     """``@agent`` cells written by another program, printed by a kernel and added by another
     agent are text; the same cell added by a person in a room is the one request reported, by
-    ``/api/agent/read`` since a mark and by ``/api/agent/watch``. (A kernel's ``self.add`` goes
-    through the same room edits as an agent's, with ``by: "kernel"``.)"""
+    ``/api/agent/read`` since a mark and by ``/api/agent/watch``. So is a cell the notebook's own
+    kernel adds through the host API (``self.add``)."""
     from tests.serve.test_agent_api import Agent, notebook_file, person
 
-    path = notebook_file(server.root, "requests.ipynb", KERNEL_PRINTS)
+    path = notebook_file(server.root, "requests.ipynb", KERNEL_PRINTS, KERNEL_ADDS)
     with server.client() as api:
         agent, other = Agent(api, "claude-code"), Agent(api, "another-agent")
         observer = Agent(api, "observer")  # reads the room without moving the agent's mark
@@ -639,21 +644,23 @@ async def sweep_requests(server: RunningServer, sweep: Sweep) -> None:
         (server.root / path).write_text(nbformat.writes(on_disk) + "\n")
         await _until(lambda: shown("by-file"), "the file's cell to reach the room")
 
-        kernel_id = str(api.post("api/kernels", json={"name": "python3"}).json()["id"])
+        # the notebook's own kernel (its session), so self.* calls edit this notebook
+        notebook_session = {"path": path, "type": "notebook", "kernel": {"name": "python3"}}
+        kernel_id = str(api.post("api/sessions", json=notebook_session).json()["kernel"]["id"])
         document = open_document(api, path)
+        cells = [("cell-0", KERNEL_PRINTS), ("cell-1", KERNEL_ADDS)]
         body = {
             "document_id": document,
-            "cells": [{"cell_id": "cell-0", "source_hash": source_hash(KERNEL_PRINTS)}],
+            "cells": [{"cell_id": i, "source_hash": source_hash(source)} for i, source in cells],
             "request_id": "r1",
             "wait": 120,
         }
         ran = api.post(f"api/kernels/{kernel_id}/execute", json=body, timeout=180).json()
         if "cells" not in ran:
             raise AssertionError(f"the execute endpoint refused the run: {ran}")
-        printed = "".join(o.get("text", "") for o in ran["cells"][0]["outputs"])
-        sweep.check(
-            "requests", printed == "@agent from a kernel\n", f"the kernel printed {printed!r}"
-        )
+        printed = ["".join(o.get("text", "") for o in c["outputs"]) for c in ran["cells"]]
+        expected = ["@agent from a kernel\n", "added\n"]
+        sweep.check("requests", printed == expected, f"the kernel printed {printed!r}")
         api.delete(f"api/kernels/{kernel_id}")
 
         added = other.cells(
@@ -670,6 +677,8 @@ async def sweep_requests(server: RunningServer, sweep: Sweep) -> None:
         requests = sorted(c["id"] for c in changes if "request" in c["change"])
         others = sorted(c["id"] for c in changes if "request" not in c["change"])
         sweep.check("requests", requests == ["by-person"], f"read since: requests {requests}")
+        kernel_added = [c for c in changes if c.get("by") == "kernel"]
+        sweep.check("requests", len(kernel_added) == 1, f"the kernel's cell: {kernel_added}")
         sweep.check("requests", "by-file" in others and "cell-0" in others, f"text: {others}")
         watched = api.get(
             "api/agent/watch", params={**watch, "epoch": epoch, "wait": "20"}, timeout=40
