@@ -101,8 +101,10 @@ async def test_a_failing_cell_stops_its_batch_and_the_file_gets_the_outputs_with
 async def test_a_short_wait_answers_unfinished_and_the_output_arrives_later(
     server: RunningServer, api: httpx.Client, endpoint: httpx.AsyncClient, kernel: str
 ) -> None:
-    go = server.root / "go"
-    source = "import os, time\nprint('started', flush=True)\n"
+    ready, go = server.root / "ready", server.root / "go"
+    source = "import os, time\n"
+    source += f"while not os.path.exists({str(ready)!r}):\n    time.sleep(0.01)\n"
+    source += "print('started', flush=True)\n"
     source += f"while not os.path.exists({str(go)!r}):\n    time.sleep(0.01)\nprint('late')"
     document = add_notebook(server, api, "late.ipynb", late=source)
     _, session = open_session(api, "late.ipynb")
@@ -111,7 +113,8 @@ async def test_a_short_wait_answers_unfinished_and_the_output_arrives_later(
         reply = answer.json()
         assert reply["finished"] is False
         assert reply["cells"][0]["execution_state"] == "running"
-        assert reply["cells"][0]["outputs"] == []
+        assert reply["cells"][0]["outputs"] == []  # the cell waits for "ready" before printing
+        ready.touch()
         # A fresh kernel on a busy machine can take a while to start.
         await eventually(lambda: room_cells(ada)[0]["outputs"], "the cell to start", STARTUP)
         go.touch()
