@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import Any
 
 from jupyter_client.session import DELIM
-from jupyter_server.services.kernels.connection.channels import ZMQChannelsWebsocketConnection
 
 from ganymede.host.iopub_filter import (
     CONTENT_NEEDED,
@@ -19,6 +18,7 @@ from ganymede.host.iopub_filter import (
     is_host_traffic,
     without_host_comms,
 )
+from ganymede.serve.kernel_output import BoundedOutputConnection
 
 HEADER, PARENT, METADATA, CONTENT = 1, 2, 3, 4
 """Where each part sits in a message after its identities (index 0 is the signature)."""
@@ -30,8 +30,9 @@ def host_traffic_of(kernel_manager: Any, kernel_id: str) -> HostTraffic | None:
     return None if drivers is None else drivers.traffic(kernel_id)
 
 
-class HostFilteringConnection(ZMQChannelsWebsocketConnection):
-    """A kernel websocket that never shows its client the server's host traffic."""
+class HostFilteringConnection(BoundedOutputConnection):
+    """A kernel websocket that never shows its client the server's host traffic (and, as its
+    base, drops output a client is too far behind to take)."""
 
     def handle_outgoing_message(self, stream: Any, outgoing_msg: list[Any]) -> None:
         traffic = host_traffic_of(self.multi_kernel_manager, self.kernel_id)
