@@ -26,6 +26,9 @@ from stress.gateway import (
 from tests.serve.conftest import RunningServer
 from tests.serve.rooms.client import eventually
 
+# A gateway, a server and their kernels start in the first test that needs them.
+pytestmark = pytest.mark.timeout(300)
+
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:

@@ -7,9 +7,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from stress.security import DELIBERATELY_OPEN, Layout, concrete_url, escapes, run
 
 
+@pytest.mark.timeout(600)  # one server, ~1,000 checks: minutes on a busy 2-core machine
 def test_the_sweep_finds_no_failure(tmp_path: Path) -> None:
     sweep = run(tmp_path, cli_sample=2)
     assert sweep.failures == []
