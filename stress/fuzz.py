@@ -6,7 +6,8 @@ unknown types, or replaced by noise. Each frame is followed by a save request wi
 its answer proves the connection still stands and has read the frame; a close must come with a
 protocol code (1002, 1003, 1007, 1008, 1009) and a reason. HTTP bodies go to the execute
 endpoint, the grants API and the agent API, random JSON and mutations of valid bodies: the
-answer must be below 500 and, when it refuses, JSON saying why. After each batch the server must
+answer must be below 500 and, when it refuses, JSON saying why. Host calls with random methods
+and params go through the responder in process: JSON data back, or a wire error code. After each batch the server must
 still answer a health request, and at the end a client that stayed in the room the whole time
 must hold what the room saved to the file, a valid notebook.
 
@@ -34,6 +35,12 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Array, Doc, Map, Text, write_var_uint
 from tornado.websocket import WebSocketClientConnection, WebSocketClosedError
 
+from ganymede.core import Notebooks
+from ganymede.errors import HostCallError
+from ganymede.fileid import FileIdStore
+from ganymede.grant import Grant, Grants, GrantStore
+from ganymede.host.api import ERROR_CODES, Caller
+from ganymede.host.responder import HostResponder
 from ganymede.notebook.hashing import source_hash
 from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.protocol import MessageType
@@ -44,6 +51,7 @@ from tests.serve.rooms.conftest import notebook_bytes, open_session, write
 SHORT_INPUTS, LONG_INPUTS = 2_000, 100_000
 MAX_BODY = 1024 * 1024
 CONFIG = f"[serve]\nmax_body_size = {MAX_BODY}\nsave_delay = 0.2\n"
+HOST_SHARE = 0.1  # of the inputs, host calls made in process once the server part is done
 FRAME_SHARE = 0.6  # of the inputs, room frames; of those, some odd but well-formed edits:
 ODD_EDIT_SHARE = 0.03
 BATCH = 200
@@ -335,6 +343,49 @@ def judge_answer(name: str, answer: httpx.Response) -> str | None:
     return None if said else f"{name}: {answer.status_code} says nothing: {answer.text[:200]}"
 
 
+# Host calls --------------------------------------------------------------------------------
+
+HOST_METHODS = ["hello", "notebooks.list", "notebooks.read", "notebooks.search"]
+HOST_METHODS += ["notebooks.results", "notebooks.run", "self.add", "self.edit", "nope", ""]
+HOST_KEYS = ["path", "dir", "query", "outputs", "cell_type", "limit", "params", "id", "source"]
+
+
+def host_params(rng: random.Random) -> Any:
+    if rng.random() < 0.1:
+        return random_json(rng)  # not even an object
+    params = {rng.choice(HOST_KEYS): random_json(rng) for _ in range(rng.randrange(4))}
+    if rng.random() < 0.5:
+        params[rng.choice(["path", "dir"])] = rng.choice([NOTEBOOK, "made", *ODD_STRINGS])
+    return params
+
+
+async def fuzz_host_calls(home: Path, calls: int, rng: random.Random, tally: Tally) -> None:
+    """Random methods and params through the responder a served kernel's calls reach: each must
+    answer JSON data or fail with one of the wire's error codes and a message."""
+    root = home / "root"
+    file_ids = FileIdStore(root, home / "fuzz-ids.db")
+    try:
+        grants = Grants(root, Grant(), GrantStore(home / "fuzz-grants.toml"), file_ids)
+        responder = HostResponder(Notebooks(root), grants)
+        for _ in range(calls):
+            method = rng.choice(HOST_METHODS)
+            notebook = rng.choice([NOTEBOOK, None, "other.ipynb"])
+            params = host_params(rng)
+            try:
+                answer = await responder.call(Caller("k", notebook, Grant()), method, params)
+                json.dumps(answer)
+                tally.count("host call answered")
+            except HostCallError as error:
+                tally.count(f"host call {error.code}")
+                if error.code not in ERROR_CODES or not error.message:
+                    tally.fail(f"host {method} {params!r:.200}: {error.code} {error.message!r}")
+            except Exception as error:  # anything else is the failure this looks for
+                tally.count("host call crashed")
+                tally.fail(f"host {method} {params!r:.200}: {type(error).__name__}: {error}")
+    finally:
+        file_ids.close()
+
+
 # The room ------------------------------------------------------------------------------------
 
 
@@ -486,10 +537,14 @@ async def fuzz_server(
 def fuzz(home: Path, inputs: int, seed: int, odd_edits: bool = False) -> tuple[Tally, float]:
     write(home / "root" / "ganymede.toml", CONFIG.encode())
     server = start_server(home / "root", jupyter_env(home / "jupyter"))
+    host_calls = int(inputs * HOST_SHARE)
     try:
-        return asyncio.run(fuzz_server(server, inputs, seed, odd_edits))
+        tally, elapsed = asyncio.run(fuzz_server(server, inputs - host_calls, seed, odd_edits))
     finally:
         stop_server(server)
+    started = time.monotonic()
+    asyncio.run(fuzz_host_calls(home, host_calls, random.Random(seed), tally))
+    return tally, elapsed + time.monotonic() - started
 
 
 def report(tally: Tally, elapsed: float) -> None:
