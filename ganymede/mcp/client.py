@@ -86,10 +86,13 @@ class AgentClient:
         return dict(answer["results"])
 
     async def read(
-        self, session: str, path: str | None = None, since: str | None = None
+        self, session: str, path: str | None = None, since: str | None = None, *, mark: bool = True
     ) -> dict[str, Any]:
-        """``{"path", "notebook", "mark", "changes"}``; ``changes`` only with ``since``."""
+        """``{"path", "notebook", "mark", "changes"}``; ``changes`` only with ``since``; with
+        ``mark`` false the agent's mark stays where it was (and ``mark`` is None)."""
         body = _present(session=session, path=path, since=since)
+        if not mark:
+            body["mark"] = False
         return await self._call("POST", "read", json=body, sent=body)
 
     async def changed(self, agent: str) -> list[dict[str, Any]]:

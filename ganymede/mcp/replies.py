@@ -55,7 +55,8 @@ def read_reply(
     blocks = [rendering.text.rstrip("\n")]
     if changes is not None:
         blocks.append(changes_text(changes) if changes else "No changes by others since then.")
-    blocks.append(mark_line(path, str(answer["mark"])))
+    if answer.get("mark") is not None:  # a resource read leaves the agent's mark alone
+        blocks.append(mark_line(path, str(answer["mark"])))
     return Reply("\n\n".join(blocks) + "\n", rendering.images)
 
 

@@ -123,7 +123,9 @@ class NotebookDoor:
     async def read_for_resource(self, path: str) -> dict[str, Any]:
         """A read for a resource: refusals as resource errors, which clients show as such."""
         try:
-            return await self.link.call(None, lambda session: self.link.client.read(session, path))
+            return await self.link.call(
+                None, lambda session: self.link.client.read(session, path, mark=False)
+            )
         except GanymedeError as error:
             raise ResourceError(str(error)) from None
 

@@ -165,9 +165,12 @@ class Agents(Service):
 
     # Reading
 
-    async def read(self, session_id: str, path: str | None, since: str | None) -> dict[str, Any]:
+    async def read(
+        self, session_id: str, path: str | None, since: str | None, *, mark: bool = True
+    ) -> dict[str, Any]:
         """The notebook as the room has it, a new mark, and with ``since`` what others changed
-        since that mark."""
+        since that mark. ``mark`` false reads without moving the agent's mark (a client showing
+        the notebook as a resource, not the agent reading it); ``mark`` is then None."""
         session = self.session(session_id)
         previous = None
         if since is not None:
@@ -188,8 +191,13 @@ class Agents(Service):
                 previous.states, states, _authors(room), reader, since=previous.at
             )
             changes = [entry.to_json() for entry in report]
-        mark = self.marks.read(session.agent, self._file_id(api_path), states)
-        return {"path": api_path, "notebook": content, "mark": mark.id, "changes": changes}
+        new_mark = self.marks.read(session.agent, self._file_id(api_path), states) if mark else None
+        return {
+            "path": api_path,
+            "notebook": content,
+            "mark": new_mark.id if new_mark is not None else None,
+            "changes": changes,
+        }
 
     def changed(self, agent: str) -> list[dict[str, Any]]:
         """For every notebook ``agent`` holds a mark on that others changed since: the changes
@@ -233,8 +241,9 @@ class Agents(Service):
         after: int,
         timeout: float = LONG_POLL,
     ) -> dict[str, Any]:
-        """Settled changes past ``after`` (waiting up to ``timeout`` for one); a client that
-        names another ``epoch`` (a restarted server) gets everything this watcher has."""
+        """Settled changes past ``after`` (waiting up to ``timeout`` for one). A client naming
+        no ``epoch`` starts from now; one naming another (a restarted server) gets everything
+        this watcher has."""
         settle = self.settle if settle is None else settle
         if settle < 0:
             raise UsageError("settle must be 0 or more seconds")
@@ -250,8 +259,10 @@ class Agents(Service):
                 clock=self.clock,
             )
             self._start_reaper()
-        if epoch != watcher.epoch:
-            after = 0
+        if epoch is None:
+            after = watcher.cursor  # a new client starts from now
+        elif epoch != watcher.epoch:
+            after = 0  # another server's cursor: everything this one has
         events = await watcher.after(after, timeout)
         return {"epoch": watcher.epoch, "cursor": after + len(events), "events": events}
 
@@ -381,7 +392,7 @@ class Agents(Service):
             await asyncio.wait_for(asyncio.shield(batch.done.wait()), wait)
         self._moved_mark(session.agent, file_id, notebook, set(cell_ids))
         cells = [
-            notebook.ycells[index].to_py()
+            {**read_shared(ycell), "index": index}
             for index, ycell in enumerate(notebook.ycells)
             if ycell.get("id") in cell_ids
         ]

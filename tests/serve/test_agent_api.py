@@ -391,3 +391,31 @@ async def test_an_agent_cell_written_to_the_file_by_another_program_is_no_reques
     [entry] = agent.read(since=mark)["changes"]
     assert entry["id"] == "planted"
     assert entry["change"] == ["added"] and entry["by"] == "another program"
+
+
+async def test_a_read_without_a_mark_leaves_the_agents_mark_where_it_was(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    path = notebook_file(server.root, "resource.ipynb", "x = 1")
+    agent = Agent(api)
+    mark = agent.read(path)["mark"]
+
+    async with person(server, path, "Thomas") as thomas:
+        type_into(thomas, 0, " + 1")
+        await eventually(lambda: agent.changed() != [], "Thomas's edit")
+        shown = agent.call("read", path=path, mark=False).json()
+        assert shown["mark"] is None and shown["notebook"]["cells"][0]["source"] == "x = 1 + 1"
+        assert [entry["mark"] for entry in agent.changed()] == [mark]
+        assert agent.call("read", path=path, mark="no").status_code == 400
+
+
+async def test_run_answers_cells_with_their_index_and_whole_counts(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    path = notebook_file(server.root, "counted.ipynb", "a = 1", "a + 1")
+    agent = Agent(api)
+
+    [cell] = agent.call("run", path=path, ids=["cell-1"], wait=60).json()["cells"]
+
+    assert cell["index"] == 1 and cell["execution_count"] == 1
+    assert isinstance(cell["execution_count"], int)

@@ -219,10 +219,14 @@ class WatchHandler(QueryHandler):
 
 class ReadHandler(PostHandler):
     async def act(self, body: dict[str, Any]) -> Answer:
+        mark = body.get("mark", True)
+        if not isinstance(mark, bool):
+            raise UsageError("mark must be true or false")
         return await self.agents.read(
             str(self.string(body, "session")),
             self.string(body, "path", required=False),
             self.string(body, "since", required=False),
+            mark=mark,
         )
 
 
