@@ -21,28 +21,19 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
-import statistics
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.parse
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
 import zmq
 import zmq.asyncio
+from common import RoomClient, Server, open_room, p50_ms, start_ganymede
 from jupyter_client import BlockingKernelClient
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_ydoc import YNotebook
-from pycrdt import Provider, Text
-from tornado.httpclient import HTTPRequest
-from tornado.websocket import WebSocketClientConnection, websocket_connect
+from pycrdt import Text
 
 from ganymede.notebook.hashing import source_hash
 
@@ -54,23 +45,7 @@ FLOODS = {
 }
 """The flood cell, without and with a flush after each line (then each is its own message)."""
 FLOOD_TEXT = "".join(f"{i}\n" for i in range(LINES))
-SERVING = "ganymede: serving "
-
-
-def start_server(root: Path, home: Path) -> tuple[subprocess.Popen[str], str]:
-    env = dict(os.environ)
-    for name in ("data", "runtime", "config"):
-        (home / name).mkdir(parents=True, exist_ok=True)
-        env[f"JUPYTER_{name.upper()}_DIR"] = str(home / name)
-    env.pop("JUPYTER_TOKEN", None)
-    command = [sys.executable, "-m", "ganymede", "serve", str(root), "--port", "0", "--no-browser"]
-    log = (home / "server.log").open("w")
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=log, text=True, env=env)
-    assert process.stdout is not None
-    for line in process.stdout:
-        if line.startswith(SERVING):
-            return process, line.rsplit(" at ", 1)[1].strip()
-    raise SystemExit(f"ganymede serve exited {process.wait()}; see {home / 'server.log'}")
+NOTEBOOK = "bench.ipynb"
 
 
 def write_notebook(path: Path, flood: str) -> None:
@@ -93,12 +68,10 @@ def write_notebook(path: Path, flood: str) -> None:
 class Served:
     """The server, its kernel and the notebook's room, as both measures need them."""
 
-    base: str
-    token: str
+    server: Server
     kernel_id: str
     connection_file: Path
     room: str
-    session_id: str
     flood: str
 
     def body(self, cell_id: str, source: str, **extra: object) -> dict[str, object]:
@@ -138,47 +111,6 @@ def latency_rounds(api: httpx.Client, served: Served, runs: int) -> tuple[list[f
     return bare, through_endpoint
 
 
-class RoomSocket:
-    """pycrdt's channel over the room's websocket; every received frame counts as a change."""
-
-    def __init__(self, connection: WebSocketClientConnection, path: str) -> None:
-        self.connection = connection
-        self.path = path
-        self.changed = asyncio.Event()
-
-    def __aiter__(self) -> RoomSocket:
-        return self
-
-    async def __anext__(self) -> bytes:
-        message = await self.connection.read_message()
-        if message is None:
-            raise StopAsyncIteration
-        self.changed.set()
-        return message if isinstance(message, bytes) else message.encode()
-
-    async def recv(self) -> bytes:
-        return await self.__anext__()
-
-    async def send(self, message: bytes) -> None:
-        await self.connection.write_message(message, binary=True)
-
-
-@asynccontextmanager
-async def room_client(served: Served) -> AsyncIterator[tuple[YNotebook, RoomSocket]]:
-    query = urllib.parse.urlencode({"sessionId": served.session_id})
-    url = f"{served.base.replace('http://', 'ws://', 1)}api/collaboration/room/{served.room}"
-    headers = {"Authorization": f"token {served.token}"}
-    connection = await websocket_connect(HTTPRequest(f"{url}?{query}", headers=headers))
-    notebook = YNotebook()
-    socket = RoomSocket(connection, served.room)
-    try:
-        async with Provider(notebook.ydoc, socket) as provider:  # type: ignore[arg-type]
-            await asyncio.wait_for(provider.synced.wait(), 60)
-            yield notebook, socket
-    finally:
-        connection.close()
-
-
 def flood_in(notebook: YNotebook) -> tuple[object, Text | None]:
     """The flood cell's execution count and stream text, as the room client holds them."""
     ycell = notebook.ycells[1]
@@ -186,23 +118,23 @@ def flood_in(notebook: YNotebook) -> tuple[object, Text | None]:
     return ycell.get("execution_count"), outputs[0]["text"] if len(outputs) else None
 
 
-async def room_flood(api: httpx.AsyncClient, served: Served, room: Any) -> float:
+async def room_flood(api: httpx.AsyncClient, served: Served, room: RoomClient) -> float:
     """From the request to the room client holding every line of this run (a new count)."""
-    notebook, socket = room
-    previous_count, _ = flood_in(notebook)
+    previous_count, _ = flood_in(room.notebook)
     url = f"api/kernels/{served.kernel_id}/execute"
+
+    def whole() -> bool:
+        count, text = flood_in(room.notebook)
+        full = text is not None and len(text) == len(FLOOD_TEXT)  # UTF-8 bytes: ASCII here
+        return full and count not in (None, previous_count)
+
     started = time.perf_counter()
     answer = await api.post(url, json=served.body("flood", served.flood))
     assert answer.status_code == 200, answer.text
-    while True:
-        socket.changed.clear()
-        count, text = flood_in(notebook)
-        full = text is not None and len(text) == len(FLOOD_TEXT)  # UTF-8 bytes: ASCII here
-        if full and count not in (None, previous_count):
-            elapsed = time.perf_counter() - started
-            assert str(text) == FLOOD_TEXT
-            return elapsed
-        await asyncio.wait_for(socket.changed.wait(), 60)
+    await room.until(whole, "every line in the room")
+    elapsed = time.perf_counter() - started
+    assert str(flood_in(room.notebook)[1]) == FLOOD_TEXT
+    return elapsed
 
 
 async def bare_flood(client: AsyncKernelClient, flood: str) -> float:
@@ -228,24 +160,19 @@ async def flood_rounds(served: Served, rounds: int) -> tuple[list[float], ...]:
     client.context.setsockopt(zmq.RCVHWM, 0)  # as the server's own client: no line dropped
     client.start_channels(hb=False)
     await client.wait_for_ready(timeout=60)
-    headers = {"Authorization": f"token {served.token}"}
+    server = served.server
     bare: list[float] = []
     into_room: list[float] = []
-    async with (
-        httpx.AsyncClient(base_url=served.base, headers=headers, timeout=60) as api,
-        room_client(served) as room,
-    ):
+    room = await open_room(server, NOTEBOOK, 2)
+    async with httpx.AsyncClient(base_url=server.base, headers=server.headers, timeout=60) as api:
         await room_flood(api, served, room)  # warm up both ways once
         await bare_flood(client, served.flood)
         for _ in range(rounds):
             bare.append(await bare_flood(client, served.flood))
             into_room.append(await room_flood(api, served, room))
+    await room.close()
     client.stop_channels()
     return bare, into_room
-
-
-def p50_ms(samples: list[float]) -> float:
-    return statistics.median(samples) * 1000
 
 
 def main() -> None:
@@ -257,31 +184,23 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         root, home = Path(scratch, "root"), Path(scratch, "jupyter")
         root.mkdir()
-        write_notebook(root / "bench.ipynb", FLOODS[options.flush])
-        process, url = start_server(root, home)
-        base, token = url.split("lab?token=")
+        write_notebook(root / NOTEBOOK, FLOODS[options.flush])
+        server = start_ganymede(root, home)
         try:
-            headers = {"Authorization": f"token {token}"}
-            with httpx.Client(base_url=base, headers=headers, timeout=60) as api:
+            with httpx.Client(base_url=server.base, headers=server.headers, timeout=60) as api:
                 kernel_id = api.post("api/kernels", json={"name": "python3"}).json()["id"]
-                session = api.put(
-                    "api/collaboration/session/bench.ipynb",
-                    json={"format": "json", "type": "notebook"},
-                ).json()
+                file_id = api.post("api/fileid/index", params={"path": NOTEBOOK}).json()["id"]
                 served = Served(
-                    base,
-                    token,
+                    server,
                     kernel_id,
                     home / "runtime" / f"kernel-{kernel_id}.json",
-                    f"json:notebook:{session['fileId']}",
-                    session["sessionId"],
+                    f"json:notebook:{file_id}",
                     FLOODS[options.flush],
                 )
                 bare, through_endpoint = latency_rounds(api, served, options.runs)
                 bare_lines, room_lines = asyncio.run(flood_rounds(served, options.floods))
         finally:
-            process.terminate()
-            process.wait(timeout=60)
+            server.stop()
     print(f"runs: {options.runs} of {SOURCE!r}, interleaved")
     print(f"bare jupyter_client execute  p50 {p50_ms(bare):7.2f} ms")
     print(f"execute endpoint with wait   p50 {p50_ms(through_endpoint):7.2f} ms")
