@@ -11,6 +11,7 @@ import fcntl
 import os
 import string
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 TEMPORARY_SUFFIX = ".tmp"
@@ -18,11 +19,14 @@ RANDOM_PART = 8  # tempfile.mkstemp's random characters
 RANDOM_CHARACTERS = frozenset(string.ascii_lowercase + string.digits + "_")
 
 
-def atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes, still_current: Callable[[], bool] = lambda: True) -> bool:
     """Write ``data`` to ``path`` via a synced temporary file beside it, then rename.
 
     The file keeps its permission bits; a full disk or any other failure leaves ``path`` untouched
-    and removes the temporary file.
+    and removes the temporary file. ``still_current`` is asked just before the rename, once the
+    slow part (writing and syncing) is done, whether ``path`` is still what the caller last saw:
+    if not, nothing is written and the result is False, so another program's write landing
+    during the save is never overwritten unseen.
     """
     directory = path.parent
     try:
@@ -38,6 +42,9 @@ def atomic_write(path: Path, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
             os.fchmod(handle.fileno(), mode)
+            if not still_current():
+                os.unlink(temporary)
+                return False
             os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -49,6 +56,7 @@ def atomic_write(path: Path, data: bytes) -> None:
             os.fsync(dir_fd)
         finally:
             os.close(dir_fd)
+    return True
 
 
 def locked_temporary(path: Path) -> tuple[int, str]:

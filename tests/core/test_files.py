@@ -128,3 +128,18 @@ def test_removing_abandoned_temporaries_never_breaks_a_write_under_way(tmp_path:
     assert failures == []
     assert path.read_bytes() == payload
     assert temporaries_of(path) == []
+
+
+def test_a_write_landing_during_the_save_is_never_overwritten(tmp_path: Path) -> None:
+    path = tmp_path / "nb.ipynb"
+    path.write_bytes(b"seen")
+
+    def another_program_writes_then_the_check_runs() -> bool:
+        path.write_bytes(b"written meanwhile")  # lands while the temporary file is synced
+        return path.read_bytes() == b"seen"
+
+    assert not atomic_write(path, b"ours", another_program_writes_then_the_check_runs)
+    assert path.read_bytes() == b"written meanwhile"
+    assert os.listdir(tmp_path) == ["nb.ipynb"]
+    assert atomic_write(path, b"ours", lambda: path.read_bytes() == b"written meanwhile")
+    assert path.read_bytes() == b"ours"

@@ -71,7 +71,8 @@ class RoomFile:
             return []
 
     def write_if_unchanged(self, data: bytes, expected_hash: str) -> tuple[WriteOutcome, str]:
-        """Replace the file atomically with ``data`` if it still hashes to ``expected_hash``.
+        """Replace the file atomically with ``data`` if it still hashes to ``expected_hash``
+        (checked again just before the rename, after the slow write and sync).
 
         Returns the outcome and the hash the file has afterwards. OSError (a full disk, no
         permission) leaves the file as it was and propagates.
@@ -84,8 +85,17 @@ class RoomFile:
             return WriteOutcome.ALREADY_THERE, current.hash
         if current.hash != expected_hash:
             return WriteOutcome.CHANGED_ON_DISK, current.hash
-        atomic_write(self._locate()[1], data)
+        os_path = self._locate()[1]
+        if not atomic_write(os_path, data, lambda: self._hash_on_disk(os_path) == expected_hash):
+            return WriteOutcome.CHANGED_ON_DISK, self._hash_on_disk(os_path)
         return WriteOutcome.WRITTEN, self.hash_of(data)
+
+    def _hash_on_disk(self, os_path: Path) -> str:
+        """The file's hash now ("" when it is gone: no hash matches that)."""
+        try:
+            return self.hash_of(os_path.read_bytes())
+        except FileNotFoundError:
+            return ""
 
     def _locate(self) -> tuple[str, Path]:
         path = self._file_ids.get_path(self.file_id)
