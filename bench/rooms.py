@@ -21,100 +21,41 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import secrets
 import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
-from jupyter_ydoc import YNotebook
-from pycrdt import TransactionEvent, create_sync_message, create_update_message, handle_sync_message
-from tornado.httpclient import HTTPRequest
-from tornado.websocket import WebSocketClientConnection, websocket_connect
+from common import (
+    WAIT,
+    Server,
+    isolated_env,
+    make_notebook,
+    max_ms,
+    notebook_bytes,
+    open_room,
+    p50_ms,
+    p90_ms,
+    start_ganymede,
+)
 
-SERVING = "ganymede: serving "
 ANCHOR_PACKAGE = "jupyter-collaboration"
-SYNC = 0
-SYNC_STEP2 = 1
 EDITED_CELL = 1
 DISK_CELL = 1500
-WAIT = 60.0  # the longest any single step may take before the run is called broken
 SAVE_WAIT = 5.0  # how long to wait for a room to write a kept edit to the file
-
-
-@dataclass
-class Server:
-    name: str
-    process: subprocess.Popen[bytes]
-    base: str  # http://127.0.0.1:port/
-    token: str
-    root: Path
-
-    @property
-    def headers(self) -> dict[str, str]:
-        return {"Authorization": f"token {self.token}"}
-
-    def stop(self) -> None:
-        self.process.terminate()
-        self.process.wait(timeout=60)
-
-
-def make_notebook(cell_count: int) -> dict[str, Any]:
-    """A notebook shaped like real work: code cells with printed output, a heading every five."""
-    cells: list[dict[str, Any]] = []
-    for index in range(cell_count):
-        cell_id = f"cell-{index:05d}"
-        if index % 5 == 4:
-            prose = "A few sentences about what the cells above found and why. " * 4
-            source = [f"## Step {index}\n", "\n", prose]
-            cells.append({"cell_type": "markdown", "id": cell_id, "metadata": {}, "source": source})
-            continue
-        lines = [f"value_{index}_{k} = compute({index}, {k}) + offset * {k}\n" for k in range(8)]
-        printed = [f"row {k} of cell {index}: {'.' * 48}\n" for k in range(12)]
-        cells.append(
-            {
-                "cell_type": "code",
-                "execution_count": index + 1,
-                "id": cell_id,
-                "metadata": {"tags": ["generated"]},
-                "outputs": [{"name": "stdout", "output_type": "stream", "text": printed}],
-                "source": [f"# cell {index}\n", *lines, f"print(value_{index}_0)"],
-            }
-        )
-    metadata = {
-        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-        "language_info": {"name": "python"},
-    }
-    return {"cells": cells, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}
-
-
-def notebook_bytes(notebook: dict[str, Any]) -> bytes:
-    """As Jupyter writes a notebook: indent 1, sorted keys, trailing newline."""
-    return (json.dumps(notebook, indent=1, sort_keys=True, ensure_ascii=False) + "\n").encode()
 
 
 def with_disk_change(notebook: dict[str, Any], marker: str) -> bytes:
     changed = json.loads(json.dumps(notebook))
     changed["cells"][DISK_CELL]["source"].insert(0, f"# {marker}\n")
     return notebook_bytes(changed)
-
-
-def isolated_env(home: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    for name in ("data", "runtime", "config"):
-        (home / name).mkdir(parents=True, exist_ok=True)
-        env[f"JUPYTER_{name.upper()}_DIR"] = str(home / name)
-    env.pop("JUPYTER_TOKEN", None)
-    return env
 
 
 def ensure_anchor(venv: Path) -> str:
@@ -139,21 +80,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
-
-
-def start_ganymede(root: Path, home: Path) -> Server:
-    log = (home / "server.log").open("w")
-    command = [sys.executable, "-m", "ganymede", "serve", str(root), "--port", "0", "--no-browser"]
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=log, env=isolated_env(home), cwd=home
-    )
-    assert process.stdout is not None
-    for raw in process.stdout:
-        line = raw.decode()
-        if line.startswith(SERVING):
-            base, token = line.rsplit(" at ", 1)[1].strip().split("lab?token=")
-            return Server("ganymede", process, base, token, root)
-    raise SystemExit(f"ganymede serve exited {process.wait()}; see {home / 'server.log'}")
 
 
 def start_anchor(venv: Path, root: Path, home: Path) -> Server:
@@ -188,100 +114,6 @@ def start_anchor(venv: Path, root: Path, home: Path) -> Server:
                 pass
             time.sleep(0.1)
     raise SystemExit(f"jupyter server did not answer in {WAIT:.0f} s")
-
-
-@dataclass
-class RoomClient:
-    """One synced copy of a room's notebook, as a docprovider client holds it."""
-
-    connection: WebSocketClientConnection
-    notebook: YNotebook = field(default_factory=YNotebook)
-    news: asyncio.Event = field(default_factory=asyncio.Event)
-    applying: bool = False
-    reader: asyncio.Task[None] | None = None
-
-    def start(self) -> None:
-        self.notebook.ydoc.observe(self._send_own_change)
-        self.reader = asyncio.create_task(self._read())
-        self.connection.write_message(create_sync_message(self.notebook.ydoc), binary=True)
-
-    async def until(self, condition: Callable[[], bool], what: str) -> None:
-        """Wait for ``condition`` to hold, checking after every message the server sends."""
-        deadline = time.monotonic() + WAIT
-        while True:
-            self.news.clear()
-            if condition():
-                return
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or self.reader is None or self.reader.done():
-                raise SystemExit(f"gave up waiting for {what}")
-            try:
-                await asyncio.wait_for(self.news.wait(), remaining)
-            except asyncio.TimeoutError:
-                continue
-
-    async def wait_for(self, condition: Callable[[], bool], timeout: float) -> bool:
-        """Like ``until``, but False after ``timeout`` instead of giving up."""
-        try:
-            await asyncio.wait_for(self.until(condition, "a condition"), timeout)
-        except asyncio.TimeoutError:
-            return False
-        return True
-
-    def source(self, index: int) -> str:
-        return str(self.notebook.ycells[index]["source"])
-
-    def append(self, index: int, text: str) -> None:
-        """Type at the end of a cell and flag the tab dirty, as JupyterLab does."""
-        with self.notebook.ydoc.transaction():
-            source = self.notebook.ycells[index]["source"]
-            source += text
-            self.notebook.ystate["dirty"] = True
-
-    async def close(self) -> None:
-        self.connection.close()
-        if self.reader is not None:
-            await self.reader
-
-    async def _read(self) -> None:
-        while True:
-            message = await self.connection.read_message()
-            if message is None:
-                return
-            assert isinstance(message, bytes)
-            if message[0] == SYNC:
-                self.applying = True
-                try:
-                    reply = handle_sync_message(message[1:], self.notebook.ydoc)
-                finally:
-                    self.applying = False
-                if reply is not None:
-                    self.connection.write_message(reply, binary=True)
-            self.news.set()
-
-    def _send_own_change(self, event: TransactionEvent) -> None:
-        if not self.applying:
-            self.connection.write_message(create_update_message(event.update), binary=True)
-
-
-async def open_room(server: Server, path: str, cell_count: int) -> RoomClient:
-    """Session request, websocket, sync: the client holds every cell when this returns."""
-    segment = urllib.parse.quote(path, safe="")
-    async with httpx.AsyncClient(base_url=server.base, headers=server.headers) as api:
-        answer = await api.put(
-            f"api/collaboration/session/{segment}", json={"format": "json", "type": "notebook"}
-        )
-    answer.raise_for_status()
-    session = answer.json()
-    query = urllib.parse.urlencode({"sessionId": session["sessionId"]})
-    url = server.base.replace("http://", "ws://", 1)
-    url += f"api/collaboration/room/json:notebook:{session['fileId']}?{query}"
-    request = HTTPRequest(url, headers=server.headers, request_timeout=WAIT)
-    connection = await websocket_connect(request, max_message_size=1 << 30)
-    client = RoomClient(connection)
-    client.start()
-    await client.until(lambda: len(client.notebook.ycells) == cell_count, f"{path} to sync")
-    return client
 
 
 async def measure_open(server: Server, path: str, cell_count: int) -> float:
@@ -354,18 +186,6 @@ async def measure_disk_change(
     await writer.close()
     await reader.close()
     return DiskChange(visible_after, kept_in_room, edit.strip() in final and marker in final)
-
-
-def p50_ms(values: list[float]) -> float:
-    return statistics.median(values) * 1000
-
-
-def max_ms(values: list[float]) -> float:
-    return max(values) * 1000
-
-
-def p90_ms(values: list[float]) -> float:
-    return statistics.quantiles(values, n=10)[-1] * 1000 if len(values) > 1 else p50_ms(values)
 
 
 async def measure(
