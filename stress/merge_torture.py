@@ -53,6 +53,7 @@ SHORT_CASES, LONG_CASES = 30, 10_000
 TAKE_IN_TIMEOUT = 20.0
 METADATA_KEYS = ("owner", "note", "reviewer", "topic")  # free-form: any string is valid
 FAILURES_SHOWN = 5
+PROGRESS_EVERY = 1000
 
 
 @dataclass
@@ -364,7 +365,10 @@ async def torture_room(
                 cases[0] -= 1
                 tally.cases += 1
                 label = f"seed {seed} {path.name} case {tally.cases}"
-                if not await one_case(room, rng, new, label, tally):
+                held = await one_case(room, rng, new, label, tally)
+                if tally.cases % PROGRESS_EVERY == 0:
+                    print(f"{tally.cases} cases, {tally.failed_cases} failed", flush=True)
+                if not held:
                     break
 
 
