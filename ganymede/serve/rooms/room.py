@@ -24,6 +24,7 @@ from ganymede.serve.rooms.autosave import Autosave
 from ganymede.serve.rooms.awareness import AwarenessLedger
 from ganymede.serve.rooms.document import RoomDocument
 from ganymede.serve.rooms.file import RoomFile, Snapshot, WriteOutcome
+from ganymede.serve.rooms.format_guard import format_fields, format_problem, restore_format
 from ganymede.serve.rooms.mergein import FileMerge, apply_merge, merge_file_change
 from ganymede.serve.rooms.patch import patch_notebook, patch_text
 from ganymede.serve.rooms.protocol import SaveStatus
@@ -455,12 +456,20 @@ class DocumentRoom(AwarenessRoom):
             self._apply_and_undo(update)
             return
         self._origin = client
+        format_before = format_fields(self.document)
         try:
             self.document.doc.apply_update(update)
         except ValueError as error:
             raise FrameError(f"not a Yjs update: {error}") from None
         finally:
             self._origin = None
+        format_after = format_fields(self.document)
+        if format_before is not None and format_after != format_before:
+            problem = format_problem(format_after)  # type: ignore[arg-type]
+            if problem is not None:
+                with self._own_changes():
+                    restore_format(self.document, format_before)
+                raise FrameError(problem)
 
     def _apply_and_undo(self, update: bytes) -> None:
         """A read-only room's answer to an edit: the edit and its undoing in one update, sent
