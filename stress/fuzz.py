@@ -7,11 +7,11 @@ its answer proves the connection still stands and has read the frame; a close mu
 protocol code (1002, 1003, 1007, 1008, 1009) and a reason. HTTP bodies go to the execute
 endpoint, the grants API and the agent API, random JSON and mutations of valid bodies: the
 answer must be below 500 and, when it refuses, JSON saying why. Host calls with random methods
-and params go through the responder in process: JSON data back, or a wire error code. After each batch the server must
-still answer a health request, and at the end a client that stayed in the room the whole time
-must hold what the room saved to the file, a valid notebook.
+and params go through the responder in process: JSON data back, or a wire error code. After
+each batch the server must still answer a health request, and at the end a client that stayed
+in the room the whole time must hold what the room saved to the file, a valid notebook.
 
-    .venv/bin/python -m stress.fuzz [--long] [--inputs N]
+    .venv/bin/python -m stress.fuzz [--long] [--inputs N] [--odd-edits]
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ MAX_BODY = 1024 * 1024
 CONFIG = f"[serve]\nmax_body_size = {MAX_BODY}\nsave_delay = 0.2\n"
 HOST_SHARE = 0.1  # of the inputs, host calls made in process once the server part is done
 FRAME_SHARE = 0.6  # of the inputs, room frames; of those, some odd but well-formed edits:
-ODD_EDIT_SHARE = 0.03
+ODD_EDIT_SHARE = 0.03  # with --odd-edits
 BATCH = 200
 ANSWER_TIMEOUT = 30.0
 PROTOCOL_CLOSES = frozenset({1002, 1003, 1007, 1008, 1009})
@@ -487,7 +487,7 @@ async def room_matches_file(server: RunningServer, watcher: Any) -> str | None:
 
 
 async def fuzz_server(
-    server: RunningServer, inputs: int, seed: int, odd_edits: bool
+    server: RunningServer, inputs: int, seed: int, odd_edit_share: float
 ) -> tuple[Tally, float]:
     rng = random.Random(seed)
     written = write(server.root / NOTEBOOK, notebook_bytes(*CELL_SOURCES))
@@ -509,7 +509,7 @@ async def fuzz_server(
             while tally.inputs < inputs:
                 for _ in range(min(BATCH, inputs - tally.inputs)):
                     roll = rng.random()
-                    if odd_edits and roll < ODD_EDIT_SHARE:
+                    if roll < odd_edit_share:
                         state = watcher.shared.ydoc.get_update()
                         await prober.send(odd_edit(state, rng), tally, "odd edit")
                         continue
@@ -534,12 +534,12 @@ async def fuzz_server(
     return tally, elapsed
 
 
-def fuzz(home: Path, inputs: int, seed: int, odd_edits: bool = False) -> tuple[Tally, float]:
+def fuzz(home: Path, inputs: int, seed: int, odd_edit_share: float = 0.0) -> tuple[Tally, float]:
     write(home / "root" / "ganymede.toml", CONFIG.encode())
     server = start_server(home / "root", jupyter_env(home / "jupyter"))
     host_calls = int(inputs * HOST_SHARE)
     try:
-        tally, elapsed = asyncio.run(fuzz_server(server, inputs - host_calls, seed, odd_edits))
+        tally, elapsed = asyncio.run(fuzz_server(server, inputs - host_calls, seed, odd_edit_share))
     finally:
         stop_server(server)
     started = time.monotonic()
@@ -567,7 +567,8 @@ def main() -> None:
     args = parser.parse_args()
     inputs = args.inputs or (LONG_INPUTS if args.long else SHORT_INPUTS)
     with tempfile.TemporaryDirectory(prefix="ganymede-fuzz-") as home:
-        tally, elapsed = fuzz(Path(home), inputs, args.seed, args.odd_edits)
+        odd_edit_share = ODD_EDIT_SHARE if args.odd_edits else 0.0
+        tally, elapsed = fuzz(Path(home), inputs, args.seed, odd_edit_share)
     report(tally, elapsed)
     if tally.failures:
         raise SystemExit(1)
