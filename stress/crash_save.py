@@ -27,7 +27,6 @@ from pycrdt import Text
 
 from stress.common import (
     code_cell,
-    holds,
     in_room,
     leftover_temporaries,
     notebook_json,
@@ -43,7 +42,6 @@ CONFIG = "[serve]\nsave_delay = 0.05\nsettle = 0.1\nsettle_max = 1.0\n"
 SHORT_KILLS, LONG_KILLS = 5, 100
 NOTEBOOKS = 4
 BIG_OUTPUT_LINES = 20_000  # about 500 KB of output per notebook: a write takes a while
-OPEN_TIMEOUT = 20.0
 FAILURES_SHOWN = 8
 
 
@@ -98,28 +96,40 @@ def is_an_earlier_version(on_disk: Notebook, typed: Notebook) -> list[str]:
     return problems
 
 
+async def open_rooms(
+    server: RunningServer,
+    paths: list[Path],
+    stack: contextlib.AsyncExitStack,
+    label: str,
+    tally: Tally,
+) -> list[RoomClient]:
+    """A fresh client in every notebook's room; each room must show its file, and no temporary
+    file of a save cut short may be left once the rooms are open."""
+    clients = []
+    for path in paths:
+        with server.client() as api:
+            room_name, session = open_session(api, path.name)
+        client = await stack.enter_async_context(room_client(server, room_name, session))
+        on_disk = valid_on_disk(path.read_bytes())
+        if on_disk is None:
+            tally.fail(f"{label} {path.name}: not valid nbformat at reopening")
+        elif differences(Expected(on_disk), in_room(client)):
+            tally.fail(f"{label} {path.name}: the reopened room differs from the file")
+        clients.append(client)
+    for leftover in leftover_temporaries(paths[0].parent):
+        tally.fail(f"{label}: a temporary file outlived the restart: {leftover.name}")
+        leftover.unlink()
+    return clients
+
+
 async def run_until_killed(
-    server: RunningServer, paths: list[Path], rng: random.Random, round_label: str, tally: Tally
+    server: RunningServer, paths: list[Path], rng: random.Random, label: str, tally: Tally
 ) -> list[Notebook]:
-    """Open every room with a fresh client, check it shows the file, type until a random moment,
-    kill the server; what each client had at the end."""
+    """Open every room, type until a random moment, kill the server; what each client had."""
     async with contextlib.AsyncExitStack() as stack:
-        clients = []
-        for path in paths:
-            with server.client() as api:
-                room_name, session = open_session(api, path.name)
-            client = await stack.enter_async_context(room_client(server, room_name, session))
-            on_disk = valid_on_disk(path.read_bytes())
-            if on_disk is None:
-                tally.fail(f"{round_label} {path.name}: not valid nbformat at reopening")
-            elif differences(Expected(on_disk), in_room(client)):
-                tally.fail(f"{round_label} {path.name}: the reopened room differs from the file")
-            clients.append(client)
-        for leftover in leftover_temporaries(paths[0].parent):
-            tally.fail(f"{round_label}: a temporary file outlived the restart: {leftover.name}")
-            leftover.unlink()
+        clients = await open_rooms(server, paths, stack, label, tally)
         typists = [
-            asyncio.create_task(type_continuously(client, rng, f"{round_label}.{n}"))
+            asyncio.create_task(type_continuously(client, rng, f"{label}.{n}"))
             for n, client in enumerate(clients)
         ]
         await asyncio.sleep(rng.uniform(0.2, 1.5))  # the random moment of the crash
@@ -165,9 +175,8 @@ async def crash_repeatedly(kills: int, seed: int, home: Path) -> Tally:
         check_files(paths, typed, before, label, tally)
     server = serve(home, CONFIG)
     try:
-        await holds(lambda: not leftover_temporaries(root), OPEN_TIMEOUT)
-        for leftover in leftover_temporaries(root):
-            tally.fail(f"after the last restart: temporary file left: {leftover.name}")
+        async with contextlib.AsyncExitStack() as stack:
+            await open_rooms(server, paths, stack, "after the last kill", tally)
     finally:
         stop_server(server)
     return tally
