@@ -70,7 +70,11 @@ class RoomHolds:
             ):
                 self.rooms.leave(room, hold)
                 raise UsageError(f"{api_path} is not a notebook")
-            held = holds[name] = (room, hold)
+            held = holds.get(name)
+            if held is not None:  # another call of this holder joined while we waited
+                self.rooms.leave(room, hold)
+            else:
+                held = holds[name] = (room, hold)
         room = held[0]
         if writable and room.read_only:
             raise ReadOnlyRoom(api_path)
