@@ -9,10 +9,14 @@ import pytest
 
 from stress.fuzz import SHORT_INPUTS, fuzz
 
+# Seconds of real work on a loaded 2-core machine; the suite's 120 s default is too tight.
+SLOW_MACHINE_TIMEOUT = 300
+
 ODD_EDIT_INPUTS = 60
 ODD_EDIT_SHARE = 0.3  # of the inputs: enough odd edits that each kind comes up
 
 
+@pytest.mark.timeout(SLOW_MACHINE_TIMEOUT)
 def test_bad_frames_and_bodies_get_clear_errors_and_corrupt_nothing(tmp_path: Path) -> None:
     tally, _ = fuzz(tmp_path, SHORT_INPUTS, seed=3)
     assert tally.failures == []

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from stress.load import BUSY_CLIENTS, BUSY_ROOMS, CROWD, load
+
+# Seconds of real work on a loaded 2-core machine; the suite's 120 s default is too tight.
+SLOW_MACHINE_TIMEOUT = 300
 
 SECONDS = 10.0
 
 
+@pytest.mark.timeout(SLOW_MACHINE_TIMEOUT)
 def test_every_edit_reaches_every_other_client_under_load(tmp_path: Path) -> None:
     figures = load(tmp_path, SECONDS, seed=7)
     assert figures.clients == CROWD + BUSY_ROOMS * BUSY_CLIENTS
