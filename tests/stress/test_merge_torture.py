@@ -6,11 +6,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import pytest
+
 from stress.merge_torture import SHORT_CASES, report, torture
 
 SEED = 20261202
 
 
+@pytest.mark.timeout(300)  # a loaded 2-core machine
 async def test_thirty_cases_lose_no_edit_and_leave_only_valid_files(tmp_path: Path) -> None:
     started = time.monotonic()
     tally = await torture(SHORT_CASES, rooms=3, servers=1, seed=SEED, home=tmp_path)
