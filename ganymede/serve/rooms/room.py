@@ -214,7 +214,11 @@ class DocumentRoom(AwarenessRoom):
         if isinstance(message, protocol.SyncStep1):
             if client not in self._introduced and not self._admit_history(client, message.state):
                 return
-            client.send(protocol.sync_step2(self.document.doc.get_update(message.state)))
+            try:
+                missing = self.document.doc.get_update(message.state)
+            except ValueError as error:
+                raise FrameError(f"not a Yjs state vector: {error}") from None
+            client.send(protocol.sync_step2(missing))
         elif isinstance(message, protocol.SyncStep2 | protocol.SyncUpdate):
             if client not in self._introduced:
                 raise FrameError("a document update before the client's SyncStep1")
