@@ -14,7 +14,8 @@ Refused, with a PathError saying why:
 - backslashes, on every platform: API paths use "/" only, and a path that means one thing on
   Windows and another on POSIX cannot be matched against grants safely. Files whose names hold
   a backslash are therefore not listed either;
-- NUL characters, which no filesystem accepts;
+- NUL characters, which no filesystem accepts, and lone surrogates (``"\\udcff"`` from a JSON
+  body), which have no UTF-8 form to store or name a file with;
 - a name longer than 255 bytes (UTF-8), which no common filesystem can hold: asking the disk
   about one fails with "file name too long" rather than "not found".
 
@@ -31,6 +32,7 @@ from pathlib import Path
 from ganymede.errors import PathError
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 MAX_NAME_BYTES = 255  # NAME_MAX on Linux and the BSDs, and the limit of ext4, APFS and NTFS
 
 
@@ -40,6 +42,8 @@ def normalize_api_path(path: str) -> str:
         raise PathError(repr(path), "a path must be a string")
     if "\x00" in path:
         raise PathError(path, "NUL character not allowed")
+    if _SURROGATE.search(path):
+        raise PathError(ascii(path), "lone surrogate not allowed: not valid Unicode")
     if "\\" in path:
         raise PathError(path, "backslash not allowed: API paths are separated by '/'")
     if _DRIVE.match(path) or path.startswith("~"):
@@ -47,7 +51,7 @@ def normalize_api_path(path: str) -> str:
     segments = [segment for segment in path.split("/") if segment not in ("", ".")]
     if ".." in segments:
         raise PathError(path, "'..' not allowed")
-    if any(len(segment.encode(errors="surrogatepass")) > MAX_NAME_BYTES for segment in segments):
+    if any(len(segment.encode()) > MAX_NAME_BYTES for segment in segments):
         raise PathError(path, f"a name longer than {MAX_NAME_BYTES} bytes is not allowed")
     return "/".join(segments)
 

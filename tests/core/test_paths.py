@@ -45,6 +45,7 @@ def test_normalize_gives_the_canonical_api_path(given: str, expected: str) -> No
         ("..\\x", "backslash not allowed"),
         ("a\x00b", "NUL character not allowed"),
         ("x" * 256, "a name longer than 255 bytes"),
+        ("journal/\udcff.ipynb", "lone surrogate not allowed"),
         ("a/" + "é" * 128 + "/b.ipynb", "a name longer than 255 bytes"),
     ],
 )
