@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from jupyter_core.paths import jupyter_runtime_dir
 
@@ -95,15 +95,24 @@ class RoomManager:
 
     def open_notebook_room(self, api_path: str) -> DocumentRoom | None:
         """The room open on the notebook at ``api_path``, if any (by its file id)."""
-        if not any(
-            isinstance(room, DocumentRoom) and room.document.shared.path == api_path
-            for room in self._rooms.values()
-        ):
-            return None  # no room shows that path: a search over many files asks no database
+        if not self._may_be_open(api_path):
+            return None  # a search over many files asks the database only for likely ones
         file_id = self.file_ids.get_id(api_path)
         kind = DocumentKind.NOTEBOOK
         room = self._rooms.get(f"{kind.format}:{kind.type}:{file_id}") if file_id else None
         return room if isinstance(room, DocumentRoom) else None
+
+    def _may_be_open(self, api_path: str) -> bool:
+        """Whether an open document room's file has ``api_path``'s name, by the path the room
+        shows its clients or the file the watcher follows (either may lag a rename)."""
+        name = PurePosixPath(api_path).name
+        for room in self._rooms.values():
+            if isinstance(room, DocumentRoom):
+                watched = self._watched.get(room)
+                shown = room.document.shared.path
+                if PurePosixPath(str(shown)).name == name or (watched and watched.name == name):
+                    return True
+        return False
 
     def notebook_rooms(self) -> dict[str, DocumentRoom]:
         """The notebook rooms open now, by file id."""
