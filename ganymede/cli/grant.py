@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING, Annotated, Protocol
 import typer
 
 from ganymede.cli.output import EXIT_USAGE, fail, warn
+from ganymede.cli.server_options import TokenOption, url_option
 
 if TYPE_CHECKING:
     from ganymede.grant import Grant, NotebookGrant, NotebookGrants, Overview
-    from ganymede.serve.discover import ServerInfo
+
+UrlOption = url_option("Change grants through this server (its URL as `ganymede serve` prints it).")
 
 COMMAND = "ganymede grant"
 EXIT_FAILED = 1
@@ -54,24 +56,8 @@ def command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the result as one JSON document.")
     ] = False,
-    url: Annotated[
-        str | None,
-        typer.Option(
-            "--url",
-            envvar="GANYMEDE_URL",
-            help="Change grants through this server (its URL as `ganymede serve` prints it).",
-            show_default=False,
-        ),
-    ] = None,
-    token: Annotated[
-        str | None,
-        typer.Option(
-            "--token",
-            envvar="GANYMEDE_TOKEN",
-            help="The token of the --url server (default: the URL's, else its runtime file's).",
-            show_default=False,
-        ),
-    ] = None,
+    url: UrlOption = None,
+    token: TokenOption = None,
 ) -> None:
     """Show, set and revoke what a notebook's kernel may ask the server for.
 
@@ -119,12 +105,12 @@ def _book(
     notebook: Path | None, url: str | None, token: str | None
 ) -> tuple[GrantBook, str | None]:
     """Who keeps the grants for ``notebook`` (or for the current directory), and its API path."""
-    from ganymede.errors import UsageError
-    from ganymede.grant.remote import RemoteGrants, ServerUnreachable
-    from ganymede.serve.discover import server_at
+    from ganymede.errors import ServerUnreachable, UsageError
+    from ganymede.grant.remote import RemoteGrants
+    from ganymede.serve.discover import server_at, server_for
 
     place = notebook if notebook is not None else Path.cwd()
-    server = server_at(url, token) if url else _server_serving(place)
+    server = server_at(url, token) if url else server_for(place)
     if server is None:
         return _local_book(notebook)
     api_path = server.api_path(notebook) if notebook is not None else None
@@ -138,14 +124,6 @@ def _book(
             warn(f"changing the grants store directly: the server does not answer ({error})")
             return _local_book(notebook)
     return book, api_path
-
-
-def _server_serving(place: Path) -> ServerInfo | None:
-    """The running server whose root holds ``place`` (which may be that root itself)."""
-    from ganymede.serve.discover import running_servers
-
-    serving = [server for server in running_servers() if server.api_path(place) is not None]
-    return max(serving, key=lambda s: len(s.root.parts) if s.root else 0, default=None)
 
 
 def _local_book(notebook: Path | None) -> tuple[GrantBook, str | None]:

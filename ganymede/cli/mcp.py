@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from ganymede.cli.output import EXIT_USAGE, fail
+from ganymede.cli.server_options import TokenOption, url_option
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -30,26 +31,9 @@ DEFAULT_AGENT = "claude-code"  # the name Claude Code gives itself as an MCP cli
 
 app = typer.Typer(name="mcp", add_completion=False, rich_markup_mode=None)
 
-UrlOption = Annotated[
-    str | None,
-    typer.Option(
-        "--url",
-        envvar="GANYMEDE_URL",
-        metavar="URL",
-        help="The server's URL, as `ganymede serve` prints it (default: the one serving here).",
-        show_default=False,
-    ),
-]
-TokenOption = Annotated[
-    str | None,
-    typer.Option(
-        "--token",
-        envvar="GANYMEDE_TOKEN",
-        metavar="TOKEN",
-        help="The token of the --url server (default: the URL's, else its runtime file's).",
-        show_default=False,
-    ),
-]
+UrlOption = url_option(
+    "The server's URL, as `ganymede serve` prints it (default: the one serving here)."
+)
 
 
 @app.callback(invoke_without_command=True)

@@ -10,10 +10,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ganymede.cli.output import fail, warn
+from ganymede.cli.server_options import TokenOption, url_option
 
 if TYPE_CHECKING:
     from ganymede.serve.discover import ServerInfo
     from ganymede.trust import TrustReport
+
+UrlOption = url_option(
+    "Sign through this server (its URL as `ganymede serve` prints it), never on file."
+)
 
 EXIT_UNTRUSTED = 1
 EXIT_INVALID = 5
@@ -31,24 +36,8 @@ def command(
     as_json: Annotated[
         bool, typer.Option("--json", help="One JSON object per notebook: path, trusted, signed.")
     ] = False,
-    url: Annotated[
-        str | None,
-        typer.Option(
-            "--url",
-            envvar="GANYMEDE_URL",
-            help="Sign through this server (its URL as `ganymede serve` prints it), never on file.",
-            show_default=False,
-        ),
-    ] = None,
-    token: Annotated[
-        str | None,
-        typer.Option(
-            "--token",
-            envvar="GANYMEDE_TOKEN",
-            help="The token of the --url server (default: the URL's, else its runtime file's).",
-            show_default=False,
-        ),
-    ] = None,
+    url: UrlOption = None,
+    token: TokenOption = None,
 ) -> None:
     """Sign notebooks so their outputs are trusted (compatible with `jupyter trust`).
 
@@ -83,9 +72,10 @@ def command(
 
 def _sign(notebooks: list[Path]) -> list[TrustReport]:
     """Through the server serving each notebook, else on the file; reports in the given order."""
+    from ganymede.errors import ServerRefused, ServerUnreachable
     from ganymede.serve.discover import server_for
     from ganymede.trust import sign_files
-    from ganymede.trust.remote import ServerRefused, ServerUnreachable, trust_through_server
+    from ganymede.trust.remote import trust_through_server
 
     by_server: dict[int, TrustReport] = {}
     for index, notebook in enumerate(notebooks):
@@ -105,7 +95,8 @@ def _sign(notebooks: list[Path]) -> list[TrustReport]:
 def _sign_through(server: ServerInfo, notebooks: list[Path]) -> list[TrustReport]:
     """Every notebook through the one server named; one it cannot sign ends the command, since
     signing the file instead is not what was asked."""
-    from ganymede.trust.remote import ServerRefused, ServerUnreachable, trust_through_server
+    from ganymede.errors import ServerRefused, ServerUnreachable
+    from ganymede.trust.remote import trust_through_server
 
     reports = []
     for notebook in notebooks:

@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import httpx
 
-from ganymede.errors import ConfigError, GanymedeError, NotebookNotFound, UsageError
+from ganymede.errors import (
+    ConfigError,
+    NotebookNotFound,
+    ServerRefused,
+    ServerUnreachable,
+    UsageError,
+)
 from ganymede.grant.admin import NotebookGrants, Overview
 from ganymede.grant.model import NotebookGrant
 from ganymede.serve.discover import ServerInfo
 
 TIMEOUT = 30.0
 ENDPOINT = "api/host/grants"
-
-
-class ServerUnreachable(GanymedeError):
-    """The server's runtime file is there but it does not answer."""
 
 
 class RemoteGrants:
@@ -48,7 +50,7 @@ class RemoteGrants:
                 method, url, params=params, json=body, headers=headers, timeout=TIMEOUT
             )
         except httpx.TransportError as error:
-            raise ServerUnreachable(f"{self.server.url}: {error}") from None
+            raise ServerUnreachable(self.server.url, str(error) or type(error).__name__) from None
         if answer.is_success:
             return dict(answer.json())
         message = _message(answer)
@@ -58,7 +60,8 @@ class RemoteGrants:
             raise UsageError(message)
         if answer.status_code == httpx.codes.INTERNAL_SERVER_ERROR:
             raise ConfigError(message)
-        raise GanymedeError(f"{self.server.url}: the server refused: {message}")
+        refusal = f"{self.server.url}: the server refused: {message}"
+        raise ServerRefused(answer.status_code, "refused", refusal)
 
 
 def _message(answer: httpx.Response) -> str:

@@ -12,26 +12,18 @@ from pathlib import Path
 
 import httpx
 
-from ganymede.errors import NotebookNotFound
+from ganymede.errors import NotebookNotFound, ServerRefused, ServerUnreachable
 from ganymede.serve.discover import ServerInfo
 from ganymede.trust.notary import TrustReport
 
 TIMEOUT = 60.0
 
 
-class ServerUnreachable(Exception):
-    """The server does not answer: a server found by its runtime file may have just gone."""
-
-
-class ServerRefused(Exception):
-    """The server answered, but did not trust the notebook; the message is its reason (a
-    read-only room names the server that owns the file)."""
-
-
 def trust_through_server(server: ServerInfo, path: Path, shown_as: str) -> TrustReport:
     """Ask ``server`` to trust ``path``; NotebookNotFound if it has no such notebook (or the
     path is not under its root), ServerUnreachable if it cannot be reached, ServerRefused
-    for any other answer than success."""
+    for any other answer than success (its message is the server's reason: a read-only room
+    names the server that owns the file)."""
     api_path = server.api_path(path)
     if api_path is None:
         raise NotebookNotFound(shown_as)
@@ -40,11 +32,11 @@ def trust_through_server(server: ServerInfo, path: Path, shown_as: str) -> Trust
     try:
         answer = httpx.post(url, headers=headers, timeout=TIMEOUT)
     except httpx.TransportError as error:
-        raise ServerUnreachable(f"{server.url}: {error}") from None
+        raise ServerUnreachable(server.url, str(error) or type(error).__name__) from None
     if answer.status_code == httpx.codes.NOT_FOUND:
         raise NotebookNotFound(shown_as)
     if answer.is_error:
-        raise ServerRefused(_status(answer))
+        raise ServerRefused(answer.status_code, "refused", _status(answer))
     return TrustReport(shown_as, trusted=True, signed_now=True)
 
 
