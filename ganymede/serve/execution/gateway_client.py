@@ -63,19 +63,6 @@ class GatewayKernelConnection(KernelLine):
         self._handshaken = False
         self._alive_checked_at = 0.0
 
-    @classmethod
-    async def open(
-        cls, kernel: GatewayKernel, log: logging.Logger, timeout: float
-    ) -> GatewayKernelConnection:
-        """A connection the kernel answered on; KernelDied if it does not within ``timeout``."""
-        connection = cls(kernel, log)
-        try:
-            await connection._start(timeout)
-        except BaseException:
-            await connection.close()
-            raise
-        return connection
-
     async def _start(self, timeout: float) -> None:
         gateway = GatewayClient.instance()
         url = url_path_join(

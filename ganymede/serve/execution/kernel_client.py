@@ -22,7 +22,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, Self
 
 import zmq
 import zmq.asyncio
@@ -88,6 +88,22 @@ class KernelLine(abc.ABC):
 
     @abc.abstractmethod
     async def close(self) -> None: ...
+
+    @classmethod
+    async def open(cls, kernel: Any, log: logging.Logger, timeout: float) -> Self:
+        """A line the kernel is known to answer on (for zmq, whose iopub is live, so no output
+        of the first cell is lost); KernelDied if it does not answer within ``timeout``."""
+        line = cls(kernel, log)
+        try:
+            await line._start(timeout)
+        except BaseException:
+            await line.close()
+            raise
+        return line
+
+    @abc.abstractmethod
+    async def _start(self, timeout: float) -> None:
+        """Connect, and return once the kernel answered on every channel the line reads."""
 
     @abc.abstractmethod
     def _send_execute(self, code: str) -> str:
@@ -182,19 +198,6 @@ class KernelConnection(KernelLine):
         # must not have its messages dropped.
         self.client.context.setsockopt(zmq.RCVHWM, 0)
         self._readers: list[asyncio.Task[None]] = []
-
-    @classmethod
-    async def open(
-        cls, kernel: KernelProcess, log: logging.Logger, timeout: float
-    ) -> KernelConnection:
-        """A connection whose iopub is live; KernelDied if the kernel does not answer in time."""
-        connection = cls(kernel, log)
-        try:
-            await connection._start(timeout)
-        except BaseException:
-            await connection.close()
-            raise
-        return connection
 
     async def _start(self, timeout: float) -> None:
         self.client.start_channels(shell=True, iopub=True, stdin=False, hb=False, control=False)
