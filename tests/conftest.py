@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from ganymede.fileid import FileIdStore
+from ganymede.grant import Grant, Grants, GrantStore
+
 GOLDEN = Path(__file__).parent / "golden"
 
 
@@ -46,3 +49,24 @@ def small_disk(tmp_path: Path) -> Iterator[Callable[[int], Path]]:
     yield mount
     for disk in mounted:
         subprocess.run(["umount", "--lazy", str(disk)], check=True)
+
+
+# Grants over a served root: the module that asks for them defines ``root``, the tree it serves.
+
+
+@pytest.fixture
+def file_ids(root: Path, tmp_path: Path) -> Iterator[FileIdStore]:
+    store = FileIdStore(root, tmp_path / "ids.db")
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def grant_store(tmp_path: Path) -> GrantStore:
+    return GrantStore(tmp_path / "grants.toml")
+
+
+@pytest.fixture
+def grants(root: Path, grant_store: GrantStore, file_ids: FileIdStore) -> Grants:
+    """The defaults (read everything, run nothing) over an empty per-notebook store."""
+    return Grants(root, Grant(), grant_store, file_ids)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -32,18 +31,6 @@ def root(tmp_path: Path) -> Path:
     (served / "link-to-journal").symlink_to(served / "journal")
     (served / "link-to-outside").symlink_to(outside)
     return served
-
-
-@pytest.fixture
-def file_ids(root: Path, tmp_path: Path) -> Iterator[FileIdStore]:
-    store = FileIdStore(root, tmp_path / "ids.db")
-    yield store
-    store.close()
-
-
-@pytest.fixture
-def grants(root: Path, tmp_path: Path, file_ids: FileIdStore) -> Grants:
-    return Grants(root, Grant(), GrantStore(tmp_path / "grants.toml"), file_ids)
 
 
 JOURNAL = Grant(read=("journal",), run=("journal",), edit_self=True)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,23 +40,6 @@ def root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def file_ids(root: Path, tmp_path: Path) -> Iterator[FileIdStore]:
-    store = FileIdStore(root, tmp_path / "ids.db")
-    yield store
-    store.close()
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> GrantStore:
-    return GrantStore(tmp_path / "grants.toml")
-
-
-@pytest.fixture
-def grants(root: Path, store: GrantStore, file_ids: FileIdStore) -> Grants:
-    return Grants(root, Grant(), store, file_ids)
-
-
-@pytest.fixture
 def responder(root: Path, grants: Grants) -> HostResponder:
     return HostResponder(Notebooks(root), grants)
 
@@ -68,17 +50,17 @@ def caller(notebook: str | None = "index.ipynb") -> Caller:
 
 
 @pytest.fixture
-def narrowed(store: GrantStore, file_ids: FileIdStore) -> Caller:
+def narrowed(grant_store: GrantStore, file_ids: FileIdStore) -> Caller:
     """index.ipynb's kernel once its own grant reads only journal/."""
-    store.set(file_ids.index("index.ipynb"), NotebookGrant(read=("journal",)), "index.ipynb")
+    grant_store.set(file_ids.index("index.ipynb"), NotebookGrant(read=("journal",)), "index.ipynb")
     return caller()
 
 
 @pytest.fixture
-def unreading(store: GrantStore, file_ids: FileIdStore) -> Caller:
+def unreading(grant_store: GrantStore, file_ids: FileIdStore) -> Caller:
     """index.ipynb's kernel once its own grant reads nothing, runs nothing, edits nothing."""
     nothing = NotebookGrant(read=(), run=(), edit_self=False)
-    store.set(file_ids.index("index.ipynb"), nothing, "index.ipynb")
+    grant_store.set(file_ids.index("index.ipynb"), nothing, "index.ipynb")
     return caller()
 
 
@@ -181,7 +163,7 @@ async def test_a_notebook_always_reads_itself(responder: HostResponder, unreadin
 
 
 async def test_a_stored_grant_replaces_the_defaults(
-    responder: HostResponder, grants: Grants, store: GrantStore, file_ids: FileIdStore
+    responder: HostResponder, grants: Grants, grant_store: GrantStore, file_ids: FileIdStore
 ) -> None:
     who = caller()
     fremont = {"path": "journal/2026-11-09-fremont.ipynb"}
@@ -190,7 +172,7 @@ async def test_a_stored_grant_replaces_the_defaults(
         == {}
     )
     # set while the kernel runs: its next call has it
-    store.set(file_ids.index("index.ipynb"), NotebookGrant(read=("journal",)), "index.ipynb")
+    grant_store.set(file_ids.index("index.ipynb"), NotebookGrant(read=("journal",)), "index.ipynb")
     assert await refusal(responder, who, "notebooks.read", path="journal-private/diary.ipynb") == (
         "denied: notebooks.read needs a read grant covering journal-private/diary.ipynb"
     )

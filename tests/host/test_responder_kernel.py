@@ -10,7 +10,7 @@ import asyncio
 import json
 import logging
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -108,23 +108,6 @@ def root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def file_ids(root: Path, tmp_path: Path) -> Iterator[FileIdStore]:
-    store = FileIdStore(root, tmp_path / "ids.db")
-    yield store
-    store.close()
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> GrantStore:
-    return GrantStore(tmp_path / "grants.toml")
-
-
-@pytest.fixture
-def grants(root: Path, store: GrantStore, file_ids: FileIdStore) -> Grants:
-    return Grants(root, Grant(), store, file_ids)
-
-
-@pytest.fixture
 async def rooms(file_ids: FileIdStore, tmp_path: Path) -> AsyncIterator[RoomManager]:
     manager = RoomManager(file_ids, save_delay=60.0, runtime_dir=tmp_path / "runtime")
     yield manager
@@ -218,12 +201,12 @@ async def test_a_read_of_an_open_room_has_its_unsaved_edits(
 
 
 async def test_a_run_is_denied_until_granted(
-    cells: Cells, store: GrantStore, file_ids: FileIdStore
+    cells: Cells, grant_store: GrantStore, file_ids: FileIdStore
 ) -> None:
     run = f"h.notebooks.run({FREMONT!r}, params={{'counter': '2nd Ave'}})"
     denied = await cells.run(f"try:\n    {run}\nexcept HostError as e:\n    print(e)")
     assert denied == f"denied: notebooks.run needs a run grant covering {FREMONT}\n"
-    store.set(file_ids.index(INDEX), NotebookGrant(run=("journal",)), INDEX)
+    grant_store.set(file_ids.index(INDEX), NotebookGrant(run=("journal",)), INDEX)
     ran = await cells.run(f"r = {run}\nprint(r['status'], r['results'], h.has('notebooks.run'))")
     # has() answers from the hello the kernel got when the comm opened
     assert ran == "ok {'counter': '2nd Ave'} False\n"
@@ -248,11 +231,11 @@ def gate(tmp_path: Path, name: str) -> dict[str, str]:
 async def test_a_third_concurrent_run_waits(
     cells: Cells,
     runner: Runner,
-    store: GrantStore,
+    grant_store: GrantStore,
     file_ids: FileIdStore,
     tmp_path: Path,
 ) -> None:
-    store.set(file_ids.index(INDEX), NotebookGrant(run=("journal",)), INDEX)
+    grant_store.set(file_ids.index(INDEX), NotebookGrant(run=("journal",)), INDEX)
     gates = [gate(tmp_path, name) for name in "abc"]
     for params in gates:
         os.mkfifo(params["pid"])
@@ -279,11 +262,11 @@ async def test_interrupting_the_cell_shuts_the_runs_kernel_down(
     kernel: AsyncKernelManager,
     cells: Cells,
     runner: Runner,
-    store: GrantStore,
+    grant_store: GrantStore,
     file_ids: FileIdStore,
     tmp_path: Path,
 ) -> None:
-    store.set(file_ids.index(INDEX), NotebookGrant(run=("journal",)), INDEX)
+    grant_store.set(file_ids.index(INDEX), NotebookGrant(run=("journal",)), INDEX)
     params = gate(tmp_path, "interrupted")
     os.mkfifo(params["pid"])
     call = f"h.notebooks.run('journal/gated.ipynb', params={json.dumps(params)})"
@@ -333,12 +316,12 @@ CHAIN = (
 
 
 async def test_runs_answer_host_calls_down_to_depth_three(
-    cells: Cells, root: Path, store: GrantStore, file_ids: FileIdStore
+    cells: Cells, root: Path, grant_store: GrantStore, file_ids: FileIdStore
 ) -> None:
     chain = "journal/chain.ipynb"
     write_notebook(root / chain, code(CHAIN))
-    store.set(file_ids.index(INDEX), NotebookGrant(run=("journal",)), INDEX)
-    store.set(file_ids.index(chain), NotebookGrant(run=("journal",)), chain)
+    grant_store.set(file_ids.index(INDEX), NotebookGrant(run=("journal",)), INDEX)
+    grant_store.set(file_ids.index(chain), NotebookGrant(run=("journal",)), chain)
     printed = await cells.run(f"print(h.notebooks.run({chain!r})['results'])")
     denied = "denied: notebooks.run: a run 3 deep may not start another"
     assert printed == f"{{'inner': {{'inner': {{'inner': {denied!r}}}}}}}\n"

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import json
 import os
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -54,23 +54,6 @@ def root(tmp_path: Path) -> Path:
     return served
 
 
-@pytest.fixture
-def file_ids(root: Path, tmp_path: Path) -> Iterator[FileIdStore]:
-    store = FileIdStore(root, tmp_path / "ids.db")
-    yield store
-    store.close()
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> GrantStore:
-    return GrantStore(tmp_path / "grants.toml")
-
-
-@pytest.fixture
-def grants(root: Path, store: GrantStore, file_ids: FileIdStore) -> Grants:
-    return Grants(root, Grant(), store, file_ids)
-
-
 class Runner:
     """The real headless runner, with what each run was ordered to do kept for the test."""
 
@@ -96,15 +79,15 @@ def runner() -> Runner:
 
 @pytest.fixture
 def responder(
-    root: Path, grants: Grants, runner: Runner, store: GrantStore, file_ids: FileIdStore
+    root: Path, grants: Grants, runner: Runner, grant_store: GrantStore, file_ids: FileIdStore
 ) -> HostResponder:
-    grant_index(store, file_ids, NotebookGrant(run=("",)))
+    grant_index(grant_store, file_ids, NotebookGrant(run=("",)))
     return HostResponder(Notebooks(root), grants, run_notebook=runner)
 
 
-def grant_index(store: GrantStore, file_ids: FileIdStore, grant: NotebookGrant) -> None:
+def grant_index(grant_store: GrantStore, file_ids: FileIdStore, grant: NotebookGrant) -> None:
     """Set index.ipynb's own grant, as ``ganymede grant`` does; its kernel's next call has it."""
-    store.set(file_ids.index("index.ipynb"), grant, "index.ipynb")
+    grant_store.set(file_ids.index("index.ipynb"), grant, "index.ipynb")
 
 
 def caller(depth: int = 0, kernel_id: str = "k1") -> Caller:
@@ -143,15 +126,15 @@ async def test_a_failing_run_reports_its_error(responder: HostResponder) -> None
 
 
 async def test_running_needs_a_run_grant(
-    responder: HostResponder, grants: Grants, store: GrantStore, file_ids: FileIdStore
+    responder: HostResponder, grants: Grants, grant_store: GrantStore, file_ids: FileIdStore
 ) -> None:
-    store.delete(file_ids.index("index.ipynb"))
+    grant_store.delete(file_ids.index("index.ipynb"))
     defaults = caller()
     assert "notebooks.run" not in (await responder.call(defaults, "hello", {}))["methods"]
     assert await refusal(responder, defaults, path="journal/fremont.ipynb") == (
         "denied: notebooks.run needs a run grant covering journal/fremont.ipynb"
     )
-    grant_index(store, file_ids, NotebookGrant(run=("journal",)))
+    grant_index(grant_store, file_ids, NotebookGrant(run=("journal",)))
     granted = caller()
     assert "notebooks.run" in (await responder.call(granted, "hello", {}))["methods"]
     assert await refusal(responder, granted, path="private/p.ipynb") == (
@@ -165,12 +148,12 @@ async def test_a_run_never_widens_its_callers_grant(
     responder: HostResponder,
     runner: Runner,
     grants: Grants,
-    store: GrantStore,
+    grant_store: GrantStore,
     file_ids: FileIdStore,
 ) -> None:
     called = "journal/fremont.ipynb"
-    store.set(file_ids.index(called), NotebookGrant(read=("",), run=("",)), called)
-    grant_index(store, file_ids, NotebookGrant(read=("journal",), run=("journal",)))
+    grant_store.set(file_ids.index(called), NotebookGrant(read=("",), run=("",)), called)
+    grant_index(grant_store, file_ids, NotebookGrant(read=("journal",), run=("journal",)))
     await responder.call(caller(), "notebooks.run", {"path": called})
     assert runner.orders[0].caller_of("k2").grant == Grant(
         read=("journal",), run=("journal",), edit_self=True
@@ -192,13 +175,13 @@ async def test_depth_four_is_denied(responder: HostResponder, runner: Runner) ->
 
 
 async def test_a_copy_needs_a_read_grant_too(
-    responder: HostResponder, root: Path, store: GrantStore, file_ids: FileIdStore
+    responder: HostResponder, root: Path, grant_store: GrantStore, file_ids: FileIdStore
 ) -> None:
-    grant_index(store, file_ids, NotebookGrant(read=(), run=("journal",)))
+    grant_index(grant_store, file_ids, NotebookGrant(read=(), run=("journal",)))
     assert await refusal(responder, caller(), path="journal/fremont.ipynb", save="copy") == (
         "denied: notebooks.run needs a read grant covering journal/fremont.ipynb"
     )
-    grant_index(store, file_ids, NotebookGrant(run=("journal",)))
+    grant_index(grant_store, file_ids, NotebookGrant(run=("journal",)))
     run = await responder.call(
         caller(), "notebooks.run", {"path": "journal/fremont.ipynb", "save": "copy"}
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -55,13 +55,6 @@ def root(tmp_path: Path) -> Path:
         code("print('old index')", cell_id="toc"),
     )
     return served
-
-
-@pytest.fixture
-def file_ids(root: Path, tmp_path: Path) -> Iterator[FileIdStore]:
-    store = FileIdStore(root, tmp_path / "ids.db")
-    yield store
-    store.close()
 
 
 @pytest.fixture
