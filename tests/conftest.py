@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from ganymede.fileid import FileIdStore
 from ganymede.grant import Grant, Grants, GrantStore
+from ganymede.serve.rooms import RoomManager
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -70,3 +71,11 @@ def grant_store(tmp_path: Path) -> GrantStore:
 def grants(root: Path, grant_store: GrantStore, file_ids: FileIdStore) -> Grants:
     """The defaults (read everything, run nothing) over an empty per-notebook store."""
     return Grants(root, Grant(), grant_store, file_ids)
+
+
+@pytest.fixture
+async def rooms(file_ids: FileIdStore, tmp_path: Path) -> AsyncIterator[RoomManager]:
+    """The server's rooms over ``root``, in process; autosave far off, so tests save on purpose."""
+    manager = RoomManager(file_ids, save_delay=60.0, runtime_dir=tmp_path / "runtime")
+    yield manager
+    await manager.stop()

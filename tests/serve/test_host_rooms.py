@@ -58,13 +58,6 @@ def root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-async def rooms(file_ids: FileIdStore, tmp_path: Path) -> AsyncIterator[RoomManager]:
-    manager = RoomManager(file_ids, save_delay=60.0, runtime_dir=tmp_path / "runtime")
-    yield manager
-    await manager.stop()
-
-
-@pytest.fixture
 def host_rooms(rooms: RoomManager, file_ids: FileIdStore) -> HostRooms:
     return HostRooms(rooms, file_ids)
 
