@@ -2,13 +2,18 @@
 
 - A client that stops reading (a hand-made websocket that reads nothing after its handshake)
   while another floods the room: the server must close it 1008 once it is
-  ``[serve] client_queue_messages`` (10,000 by default) messages behind, and a reading client
-  must get every edit before and after.
+  ``[serve] client_queue_messages`` (10,000 by default; the short run configures 2,000) messages
+  behind, and a reading client must get every edit before and after. It must reach that limit
+  before its stalled write passes the write deadline (30 s), or it is dropped for that instead,
+  which the run reports as a failure rather than flooding on.
 - A client process killed with SIGKILL: its socket closes without a close frame; the room must
   let it go at once and carry on.
 - A client that vanishes (its socket stays open, nothing comes back, pings go unanswered): the
   server must drop it after ``[serve] ping_timeout`` (90 s by default; the short run configures
   1 s pings and a 3 s timeout), and the others carry on.
+
+The stalled and killed clients meet a server with pings off, the vanishing one a second server
+with pings on: a client that reads nothing is silent too, and must be seen to hit each limit.
 
     .venv/bin/python -m stress.slow_clients [--long]
 """
@@ -23,6 +28,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,9 +40,29 @@ from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import edit_first_cell, notebook_bytes, open_session, sources, write
 from tests.serve.rooms.raw import raw_socket
 
-QUEUE_MESSAGES = 10_000
-SHORT_PINGS = (1.0, 3.0)  # interval, timeout
-LONG_PINGS = (30.0, 90.0)  # the defaults
+
+@dataclass(frozen=True)
+class Limits:
+    """The ``[serve]`` settings the run configures."""
+
+    queue_messages: int
+    ping_interval: float
+    ping_timeout: float
+
+    def stalled_toml(self) -> bytes:
+        """Pings off while a client stalls: with them on, a client that reads nothing is also
+        silent, and whichever limit it reaches first ends it (a race, not a test)."""
+        queue = f"client_queue_messages = {self.queue_messages}"
+        return f"[serve]\n{queue}\nping_interval = 0\n".encode()
+
+    def pings_toml(self) -> bytes:
+        return (
+            f"[serve]\nping_interval = {self.ping_interval}\nping_timeout = {self.ping_timeout}\n"
+        ).encode()
+
+
+SHORT = Limits(queue_messages=2_000, ping_interval=1.0, ping_timeout=3.0)
+LONG = Limits(queue_messages=10_000, ping_interval=30.0, ping_timeout=90.0)  # the defaults
 FLOOD_CHUNK = "x" * 256
 FLOOD_BURST = 200
 GIVE_UP = 600.0
@@ -58,6 +85,7 @@ asyncio.run(main())
 
 @dataclass
 class Figures:
+    limits: Limits
     stalled_close_code: int | None
     stalled_behind: int  # messages queued for it when it was closed, as the server logged
     flood_edits: int
@@ -66,7 +94,6 @@ class Figures:
     killed_left_seconds: float  # from the kill to its room closing, less the grace period
     silent_close_code: int | None
     silent_dropped_after: float
-    ping_timeout: float
     others_carried_on: bool
 
     def print(self) -> None:
@@ -79,7 +106,8 @@ class Figures:
         print(f"  killed (SIGKILL)  let go of after {self.killed_left_seconds:.2f} s")
         print(
             f"  vanished          closed {self.silent_close_code} after "
-            f"{self.silent_dropped_after:.1f} s silent (ping_timeout {self.ping_timeout:.0f} s)"
+            f"{self.silent_dropped_after:.1f} s silent "
+            f"(ping_timeout {self.limits.ping_timeout:.0f} s)"
         )
         print(f"  others carried on {self.others_carried_on}")
 
@@ -87,10 +115,10 @@ class Figures:
     def clean(self) -> bool:
         return (
             self.stalled_close_code == 1008
-            and self.stalled_behind == QUEUE_MESSAGES
+            and self.stalled_behind == self.limits.queue_messages
             and self.reader_missed == 0
             and self.silent_close_code == 1001
-            and self.silent_dropped_after >= self.ping_timeout
+            and self.silent_dropped_after >= self.limits.ping_timeout
             and self.others_carried_on
         )
 
@@ -110,6 +138,7 @@ async def stop_reading(server: RunningServer) -> tuple[int | None, int, int, flo
     with server.client() as api:
         name, session = open_session(api, "flood.ipynb")
     closing = f"room {name}: closing a client "
+    dropped = f"room {name}: dropping a client: "
     async with (
         room_client(server, name, session) as flooder,
         room_client(server, name, session) as reader,
@@ -119,9 +148,12 @@ async def stop_reading(server: RunningServer) -> tuple[int | None, int, int, flo
         seen: YNotebook = reader.shared  # type: ignore[assignment]
         edits, started = 0, time.monotonic()
         missed = 0
-        while closing not in server.log.read_text():
+        while closing not in (log := server.log.read_text()):
+            if dropped in log:
+                why = log.split(dropped, 1)[1].splitlines()[0]
+                raise AssertionError(f"the stalled client was dropped ({why}), not closed 1008")
             if time.monotonic() - started > GIVE_UP:
-                break
+                raise AssertionError(f"no close after {edits} edits in {GIVE_UP:.0f} s")
             for _ in range(FLOOD_BURST):
                 edits += 1
                 flood_edit(notebook, edits)
@@ -182,19 +214,25 @@ async def vanish(server: RunningServer) -> tuple[int | None, float, bool]:
     return code, after, carried_on
 
 
-def slow_clients(home: Path, pings: tuple[float, float]) -> Figures:
-    interval, timeout = pings
-    config = f"[serve]\nping_interval = {interval}\nping_timeout = {timeout}\n"
-    write(home / "root" / "ganymede.toml", config.encode())
+@contextmanager
+def serving(home: Path, config: bytes) -> Iterator[RunningServer]:
+    write(home / "root" / "ganymede.toml", config)
     grace = f"--GanymedeExtension.room_grace_period={GRACE}"
     server = start_server(home / "root", jupyter_env(home / "jupyter"), grace)
     try:
-        code, behind, edits, flood_seconds, missed = asyncio.run(stop_reading(server))
-        left_after = asyncio.run(killed(server))
-        silent_code, silent_after, carried_on = asyncio.run(vanish(server))
+        yield server
     finally:
         stop_server(server)
+
+
+def slow_clients(home: Path, limits: Limits) -> Figures:
+    with serving(home / "stalled", limits.stalled_toml()) as server:
+        code, behind, edits, flood_seconds, missed = asyncio.run(stop_reading(server))
+        left_after = asyncio.run(killed(server))
+    with serving(home / "vanish", limits.pings_toml()) as server:
+        silent_code, silent_after, carried_on = asyncio.run(vanish(server))
     return Figures(
+        limits=limits,
         stalled_close_code=code,
         stalled_behind=behind,
         flood_edits=edits,
@@ -203,17 +241,18 @@ def slow_clients(home: Path, pings: tuple[float, float]) -> Figures:
         killed_left_seconds=left_after,
         silent_close_code=silent_code,
         silent_dropped_after=silent_after,
-        ping_timeout=timeout,
         others_carried_on=carried_on,
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--long", action="store_true", help="the default 30 s pings, 90 s timeout")
+    parser.add_argument(
+        "--long", action="store_true", help="the defaults: 10,000 queued, 30 s pings, 90 s timeout"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ganymede-slow-") as home:
-        figures = slow_clients(Path(home), LONG_PINGS if args.long else SHORT_PINGS)
+        figures = slow_clients(Path(home), LONG if args.long else SHORT)
     figures.print()
     if not figures.clean:
         raise SystemExit(1)
