@@ -198,6 +198,7 @@ class KernelConnection(KernelLine):
         # must not have its messages dropped.
         self.client.context.setsockopt(zmq.RCVHWM, 0)
         self._readers: list[asyncio.Task[None]] = []
+        self._reading = True
 
     async def _start(self, timeout: float) -> None:
         self.client.start_channels(shell=True, iopub=True, stdin=False, hb=False, control=False)
@@ -231,6 +232,7 @@ class KernelConnection(KernelLine):
         )
 
     async def close(self) -> None:
+        self._reading = False
         for reader in self._readers:
             reader.cancel()
         for reader in self._readers:
@@ -247,11 +249,15 @@ class KernelConnection(KernelLine):
         reader on an edge, and one consumed by a send on the same socket (the shell channel
         sends while its reader waits) would leave a reply unread, and its run waiting forever.
         A new receive looks at the socket first.
+
+        The loop ends on ``_reading`` turning False, not only on cancellation: ``wait_for`` on
+        Python 3.11 returns a receive that completed as it was cancelled and swallows the
+        cancellation, and a reader that went on would wait on sockets ``close`` then destroys.
         """
         shell = channel is self.client.shell_channel
         session = self.client.session
         assert channel.socket is not None
-        while True:
+        while self._reading:
             try:
                 first = await asyncio.wait_for(channel.socket.recv_multipart(), LIVENESS_INTERVAL)
             except TimeoutError:
