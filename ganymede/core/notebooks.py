@@ -9,12 +9,22 @@ for it (with edits not yet saved) as nbformat 4 JSON, or None when no room is op
 the caller as it comes (``read`` returns it), so ``open_document`` should return a fresh snapshot
 with sources as strings, as jupyter_ydoc's ``YNotebook.get()`` does. ``list`` reads files only:
 titles and times there are those of the saved notebooks.
+
+A server may also hand in ``open_names``: the file names (last path segment) its rooms have
+open. A search then asks ``open_document`` only about notebooks so named, once per search
+instead of once per file.
+
+A long-lived server also hands in a ``SearchCache``: searches then stat files and answer from
+what earlier searches kept, reading only files that changed. One-shot callers leave it out and
+read each file once, parsing only those whose raw bytes may hold the query.
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterator, Mapping
+import os
+import time
+from collections.abc import Callable, Set
 from pathlib import Path
 from typing import Any
 
@@ -29,13 +39,15 @@ from ganymede.core.documents import (
     title_of,
 )
 from ganymede.core.paths import normalize_api_path, resolve
-from ganymede.core.search import Query, outputs_text
+from ganymede.core.search import EMPTY_NOTEBOOK, Query, SearchableNotebook
+from ganymede.core.search_cache import FileStamp, SearchCache
 from ganymede.core.tree import NOTEBOOK_SUFFIX, Entry, visible_entries, walk_notebooks
 from ganymede.errors import NotebookNotFound, PathError, UsageError
 from ganymede.notebook.hashing import source_hash
 from ganymede.notebook.results import read_results
 
 OpenDocument = Callable[[str], dict[str, Any] | None]
+OpenNames = Callable[[], Set[str]]
 
 CELL_TYPES = ("code", "markdown", "raw")
 SEARCH_LIMIT_MAX = 500
@@ -45,12 +57,20 @@ SEARCH_LIMIT_DEFAULT = 20
 class Notebooks:
     """The notebooks under one root, read from open rooms when there are any, else from files."""
 
-    def __init__(self, root: Path, open_document: OpenDocument | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        open_document: OpenDocument | None = None,
+        search_cache: SearchCache | None = None,
+        open_names: OpenNames | None = None,
+    ) -> None:
         real_root = Path(root).resolve()
         if not real_root.is_dir():
             raise NotebookNotFound(str(root))
         self.root = real_root
         self._open_document = open_document
+        self._search_cache = search_cache
+        self._open_names = open_names
 
     def list(self, dir: str = "") -> builtins.list[dict[str, Any]]:
         """The notebooks and directories directly in ``dir``: directories first, then by name."""
@@ -99,11 +119,15 @@ class Notebooks:
         directory, real_dir = self._directory(dir)
         hits: builtins.list[dict[str, Any]] = []
         total = 0
+        started_ns = time.time_ns()
+        open_names = None if self._open_names is None else self._open_names()
         for entry in walk_notebooks(self.root, directory, real_dir):
-            notebook = self._scanned(entry, parsed)
-            if notebook is None:
+            may_be_open = open_names is None or entry.name in open_names
+            notebook = self._searchable(entry, parsed, started_ns, may_be_open)
+            if notebook is None or not notebook.may_match(parsed):
                 continue
-            for hit in _hits(entry, notebook, parsed, outputs, cell_type):
+            stem = entry.name[: -len(NOTEBOOK_SUFFIX)]
+            for hit in notebook.hits(entry.api_path, stem, parsed, outputs, cell_type):
                 total += 1
                 if len(hits) < limit:
                     hits.append(hit)
@@ -154,48 +178,37 @@ class Notebooks:
                 return live
         return parse_strict(read_bytes(real, api_path), api_path)
 
-    def _scanned(self, entry: Entry, query: Query) -> Mapping[str, Any] | None:
+    def _searchable(
+        self, entry: Entry, query: Query, now_ns: int, may_be_open: bool
+    ) -> SearchableNotebook | None:
         """The notebook to search for ``entry``, or None when it cannot hold a match."""
-        if self._open_document is not None:
+        if self._open_document is not None and may_be_open:
             live = self._open_document(entry.api_path)
             if live is not None:
-                return live
+                return SearchableNotebook.of(live)
+        if self._search_cache is not None:
+            return self._kept(entry, self._search_cache, now_ns)
         try:
             raw = read_raw(entry.real)
         except OSError:
             return None
         if not query.may_occur_in(raw):
             return None
-        return parse_loose(raw, entry.api_path)
+        notebook = parse_loose(raw, entry.api_path)
+        return None if notebook is None else SearchableNotebook.of(notebook)
 
-
-def _hits(
-    entry: Entry,
-    notebook: Mapping[str, Any],
-    query: Query,
-    outputs: bool,
-    cell_type: str | None,
-) -> Iterator[dict[str, Any]]:
-    title: str | None = None
-    for index, cell in enumerate(notebook.get("cells") or []):
-        kind = cell.get("cell_type")
-        if cell_type is not None and kind != cell_type:
-            continue
-        found = [("source", query.excerpt_in(source_text(cell)))]
-        if outputs and kind == "code":
-            found.append(("outputs", query.excerpt_in(outputs_text(cell.get("outputs") or []))))
-        for place, excerpt in found:
-            if excerpt is None:
-                continue
-            if title is None:
-                title = title_of(notebook, entry.name[: -len(NOTEBOOK_SUFFIX)])
-            cell_id = cell.get("id")
-            yield {
-                "path": entry.api_path,
-                "title": title,
-                "index": index,
-                "id": cell_id if isinstance(cell_id, str) else None,
-                "cell_type": kind,
-                "in": place,
-                "excerpt": excerpt,
-            }
+    def _kept(self, entry: Entry, cache: SearchCache, now_ns: int) -> SearchableNotebook | None:
+        """The file's notebook from ``cache`` while the file is unchanged, else read and kept."""
+        key = str(entry.real)
+        try:
+            stamp = FileStamp.of(os.stat(key))
+            kept = cache.get(key, stamp)
+            if kept is not None:
+                return kept
+            raw = read_raw(entry.real)
+        except OSError:
+            return None
+        notebook = parse_loose(raw, entry.api_path)
+        searchable = EMPTY_NOTEBOOK if notebook is None else SearchableNotebook.of(notebook)
+        cache.put(key, stamp, searchable, now_ns)
+        return searchable

@@ -8,15 +8,20 @@ line, whitespace-collapsed, cut to about ``EXCERPT_WIDTH`` characters around the
 Searching a tree is dominated by reading files, so ``Query.may_occur_in`` looks for the query in
 a file's raw JSON bytes before anything parses it: most notebooks fail that test and are never
 parsed. The test may say yes wrongly (the words sit in a key or another cell), never no wrongly.
+
+A ``SearchableNotebook`` is a notebook reduced to what a search reads (each cell's source and
+output text, the title's heading), small enough for a long-lived server to keep between searches
+and answer from memory; rooms and files alike are searched through it, so hits are built once.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ganymede.core.documents import source_text, title_of
 from ganymede.errors import UsageError
 
 EXCERPT_WIDTH = 160
@@ -86,6 +91,95 @@ class Query:
             if start >= 0:
                 return excerpt(collapsed, start, len(self.key))
         return None
+
+
+@dataclass(frozen=True, slots=True)
+class SearchableCell:
+    """One cell as search reads it; ``outputs`` is empty unless the cell is code."""
+
+    index: int
+    kind: Any
+    """The cell's ``cell_type`` as stored, whatever it is: a hit reports it unchanged."""
+    id: str | None
+    source: str
+    outputs: str
+
+
+@dataclass(frozen=True, slots=True)
+class SearchableNotebook:
+    """A notebook reduced to the text a search looks at.
+
+    ``lowered`` is every cell's text lowered and joined by newlines (which no lowering rule looks
+    across), so a query whose longest word is not in it matches no cell and costs one ``in``.
+    """
+
+    heading: str
+    """The title's heading, "" when the notebook has none and hits take the file's stem."""
+    cells: tuple[SearchableCell, ...]
+    lowered: str
+
+    @classmethod
+    def of(cls, notebook: Mapping[str, Any]) -> SearchableNotebook:
+        cells = tuple(_searchable_cell(index, cell) for index, cell in enumerate(_cells(notebook)))
+        texts = [text for cell in cells for text in (cell.source, cell.outputs) if text]
+        return cls(title_of(notebook, ""), cells, "\n".join(texts).lower())
+
+    @property
+    def size(self) -> int:
+        """About how many characters keeping this notebook costs."""
+        return 2 * len(self.lowered) + 64 * len(self.cells)
+
+    def may_match(self, query: Query) -> bool:
+        """False when no cell can match ``query``: the quick test a search makes of every file."""
+        return query.longest_word in self.lowered
+
+    def hits(
+        self,
+        api_path: str,
+        stem: str,
+        query: Query,
+        outputs: bool,
+        cell_type: str | None,
+    ) -> Iterator[dict[str, Any]]:
+        """One hit per cell and place ("source", "outputs") the query matches, in cell order."""
+        for cell in self.cells:
+            if cell_type is not None and cell.kind != cell_type:
+                continue
+            found = [("source", query.excerpt_in(cell.source))]
+            if outputs and cell.kind == "code":
+                found.append(("outputs", query.excerpt_in(cell.outputs)))
+            for place, excerpt in found:
+                if excerpt is not None:
+                    yield {
+                        "path": api_path,
+                        "title": self.heading or stem,
+                        "index": cell.index,
+                        "id": cell.id,
+                        "cell_type": cell.kind,
+                        "in": place,
+                        "excerpt": excerpt,
+                    }
+
+
+EMPTY_NOTEBOOK = SearchableNotebook(heading="", cells=(), lowered="")
+"""What search keeps of a file that is not a notebook: nothing can match in it."""
+
+
+def _cells(notebook: Mapping[str, Any]) -> list[Any]:
+    cells = notebook.get("cells")
+    return cells if isinstance(cells, list) else []
+
+
+def _searchable_cell(index: int, cell: Mapping[str, Any]) -> SearchableCell:
+    kind = cell.get("cell_type")
+    cell_id = cell.get("id")
+    return SearchableCell(
+        index=index,
+        kind=kind,
+        id=cell_id if isinstance(cell_id, str) else None,
+        source=source_text(cell),
+        outputs=outputs_text(cell.get("outputs") or []) if kind == "code" else "",
+    )
 
 
 def _raw_needle(key: str) -> str | None:

@@ -14,6 +14,7 @@ from traitlets import Float, Unicode
 
 from ganymede.config import load_config
 from ganymede.core import Notebooks
+from ganymede.core.search_cache import SearchCache
 from ganymede.execute.host_runs import run_for_host
 from ganymede.fileid import FileIdStore
 from ganymede.host.responder import HostResponder
@@ -63,7 +64,12 @@ class GanymedeExtension(ExtensionApp):
         )
         self.settings[ROOMS_SETTINGS_KEY] = rooms
         self.context.on_stop(rooms.stop)
-        notebooks = Notebooks(root, room_notebook_reader(rooms))
+        notebooks = Notebooks(
+            root,
+            room_notebook_reader(rooms),
+            search_cache=SearchCache(),
+            open_names=rooms.open_names,
+        )
         self.context.notebooks = notebooks
         self.context.host = HostResponder(
             notebooks,

@@ -248,3 +248,24 @@ def test_an_open_room_is_searched_instead_of_its_file(root: Path) -> None:
     assert answer["hits"][1]["title"] == "Live"
     assert notebooks.search("stale")["total"] == 0
     assert sorted(set(asked)) == ["m.ipynb", "n.ipynb"]
+
+
+def test_only_notebooks_named_as_open_ones_are_asked_for(root: Path) -> None:
+    write_notebook(root / "n.ipynb", code("stale words"))
+    write_notebook(root / "sub" / "n.ipynb", code("saved words"))
+    write_notebook(root / "m.ipynb", code("saved words"))
+    live = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("fresh words")])
+    documents = {"n.ipynb": json.loads(json.dumps(live))}
+    asked: list[str] = []
+
+    def open_document(api_path: str) -> dict[str, Any] | None:
+        asked.append(api_path)
+        return documents.get(api_path)
+
+    notebooks = Notebooks(root, open_document=open_document, open_names=lambda: {"n.ipynb"})
+    assert [hit["excerpt"] for hit in notebooks.search("words")["hits"]] == [
+        "saved words",
+        "fresh words",
+        "saved words",
+    ]
+    assert asked == ["n.ipynb", "sub/n.ipynb"]

@@ -103,16 +103,20 @@ class RoomManager:
         return room if isinstance(room, DocumentRoom) else None
 
     def _may_be_open(self, api_path: str) -> bool:
-        """Whether an open document room's file has ``api_path``'s name, by the path the room
-        shows its clients or the file the watcher follows (either may lag a rename)."""
-        name = PurePosixPath(api_path).name
+        return PurePosixPath(api_path).name in self.open_names()
+
+    def open_names(self) -> set[str]:
+        """The file names of the documents rooms have open, by the path each room shows its
+        clients and the file the watcher follows (either may lag a rename): a search over many
+        files asks for these once and looks for rooms only under such names."""
+        names: set[str] = set()
         for room in self._rooms.values():
             if isinstance(room, DocumentRoom):
+                names.add(PurePosixPath(str(room.document.shared.path)).name)
                 watched = self._watched.get(room)
-                shown = room.document.shared.path
-                if PurePosixPath(str(shown)).name == name or (watched and watched.name == name):
-                    return True
-        return False
+                if watched is not None:
+                    names.add(watched.name)
+        return names
 
     def notebook_rooms(self) -> dict[str, DocumentRoom]:
         """The notebook rooms open now, by file id."""
