@@ -199,7 +199,7 @@ class Notebooks:
 
     def _kept(self, entry: Entry, cache: SearchCache, now_ns: int) -> SearchableNotebook | None:
         """The file's notebook from ``cache`` while the file is unchanged, else read and kept."""
-        key = str(entry.real)
+        key = entry.location
         try:
             stamp = FileStamp.of(os.stat(key))
             kept = cache.get(key, stamp)

@@ -19,18 +19,26 @@ NOTEBOOK_SUFFIX = ".ipynb"
 
 @dataclass(frozen=True)
 class Entry:
-    """A visible notebook or directory: its API path and where it really lives."""
+    """A visible notebook or directory: its API path and where it really lives.
+
+    ``location`` is a plain string: a search walks thousands of entries, and making a ``Path``
+    of each costs more than the stat that follows; ``real`` makes one for those who need it.
+    """
 
     api_path: str
-    real: Path
+    location: str
     is_dir: bool
 
     @property
     def name(self) -> str:
         return self.api_path.rpartition("/")[2]
 
+    @property
+    def real(self) -> Path:
+        return Path(self.location)
 
-def visible_entries(real_root: Path, directory: str, real_dir: Path) -> list[Entry]:
+
+def visible_entries(real_root: Path, directory: str, real_dir: Path | str) -> list[Entry]:
     """The notebooks and directories directly in ``real_dir`` (the API path ``directory``).
 
     An OSError on ``real_dir`` itself is the caller's to report; trouble with one entry only
@@ -53,14 +61,15 @@ def _visible(real_root: Path, directory: str, item: os.DirEntry[str]) -> Entry |
         is_dir = item.is_dir()
         if not is_dir and not (name.endswith(NOTEBOOK_SUFFIX) and item.is_file()):
             return None
-        real = Path(item.path)
+        location = item.path
         if item.is_symlink():
-            real = real.resolve(strict=True)
+            real = Path(location).resolve(strict=True)
             if not real.is_relative_to(real_root):
                 return None
+            location = str(real)
     except (OSError, RuntimeError):  # broken link, loop, or vanished while we looked
         return None
-    return Entry(join_api_path(directory, name), real, is_dir)
+    return Entry(join_api_path(directory, name), location, is_dir)
 
 
 def walk_notebooks(real_root: Path, directory: str, real_dir: Path) -> list[Entry]:
@@ -69,12 +78,12 @@ def walk_notebooks(real_root: Path, directory: str, real_dir: Path) -> list[Entr
     A directory reached twice through symlinks is walked once; unreadable subdirectories are
     skipped, since one bad corner must not hide the rest of the tree.
     """
-    notebooks = list(_walk(real_root, directory, real_dir, seen=set()))
+    notebooks = list(_walk(real_root, directory, str(real_dir), seen=set()))
     notebooks.sort(key=lambda entry: entry.api_path)
     return notebooks
 
 
-def _walk(real_root: Path, directory: str, real_dir: Path, seen: set[Path]) -> Iterator[Entry]:
+def _walk(real_root: Path, directory: str, real_dir: str, seen: set[str]) -> Iterator[Entry]:
     if real_dir in seen:
         return
     seen.add(real_dir)
@@ -84,6 +93,6 @@ def _walk(real_root: Path, directory: str, real_dir: Path, seen: set[Path]) -> I
         return
     for entry in entries:
         if entry.is_dir:
-            yield from _walk(real_root, entry.api_path, entry.real, seen)
+            yield from _walk(real_root, entry.api_path, entry.location, seen)
         else:
             yield entry
