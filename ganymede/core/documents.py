@@ -27,7 +27,7 @@ _FENCE = re.compile(r" {0,3}(```|~~~)")
 READ_CHUNK = 1 << 20
 
 
-def read_raw(real: Path) -> bytes:
+def read_raw(real: str | os.PathLike[str]) -> bytes:
     """The file's bytes through bare system calls: a search reads thousands of small files, and
     this is about twice as fast as ``Path.read_bytes`` there. OSError as ``open`` raises it."""
     descriptor = os.open(real, os.O_RDONLY)

@@ -189,7 +189,7 @@ class Notebooks:
         if self._search_cache is not None:
             return self._kept(entry, self._search_cache, now_ns)
         try:
-            raw = read_raw(entry.real)
+            raw = read_raw(entry.location)
         except OSError:
             return None
         if not query.may_occur_in(raw):
@@ -205,7 +205,7 @@ class Notebooks:
             kept = cache.get(key, stamp)
             if kept is not None:
                 return kept
-            raw = read_raw(entry.real)
+            raw = read_raw(entry.location)
         except OSError:
             return None
         notebook = parse_loose(raw, entry.api_path)
