@@ -186,29 +186,42 @@ class Notebooks:
             live = self._open_document(entry.api_path)
             if live is not None:
                 return SearchableNotebook.of(live)
-        if self._search_cache is not None:
-            return self._kept(entry, self._search_cache, now_ns)
+        cache = self._search_cache
+        if cache is None:
+            return _read_if_may_match(entry, query)
         try:
-            raw = read_raw(entry.location)
+            stamp = FileStamp.of(os.stat(entry.location))
         except OSError:
             return None
-        if not query.may_occur_in(raw):
-            return None
-        notebook = parse_loose(raw, entry.api_path)
-        return None if notebook is None else SearchableNotebook.of(notebook)
+        kept = cache.get(entry.location, stamp)
+        if kept is not None:
+            return kept
+        if not cache.would_keep(stamp, now_ns):
+            return _read_if_may_match(entry, query)
+        return _read_to_keep(entry, cache, stamp, now_ns)
 
-    def _kept(self, entry: Entry, cache: SearchCache, now_ns: int) -> SearchableNotebook | None:
-        """The file's notebook from ``cache`` while the file is unchanged, else read and kept."""
-        key = entry.location
-        try:
-            stamp = FileStamp.of(os.stat(key))
-            kept = cache.get(key, stamp)
-            if kept is not None:
-                return kept
-            raw = read_raw(entry.location)
-        except OSError:
-            return None
-        notebook = parse_loose(raw, entry.api_path)
-        searchable = EMPTY_NOTEBOOK if notebook is None else SearchableNotebook.of(notebook)
-        cache.put(key, stamp, searchable, now_ns)
-        return searchable
+
+def _read_if_may_match(entry: Entry, query: Query) -> SearchableNotebook | None:
+    """The file's notebook, parsed only when its raw bytes may hold ``query``."""
+    try:
+        raw = read_raw(entry.location)
+    except OSError:
+        return None
+    if not query.may_occur_in(raw):
+        return None
+    notebook = parse_loose(raw, entry.api_path)
+    return None if notebook is None else SearchableNotebook.of(notebook)
+
+
+def _read_to_keep(
+    entry: Entry, cache: SearchCache, stamp: FileStamp, now_ns: int
+) -> SearchableNotebook | None:
+    """The file's notebook, parsed whatever the query and kept for later searches."""
+    try:
+        raw = read_raw(entry.location)
+    except OSError:
+        return None
+    notebook = parse_loose(raw, entry.api_path)
+    searchable = EMPTY_NOTEBOOK if notebook is None else SearchableNotebook.of(notebook)
+    cache.put(entry.location, stamp, searchable, now_ns)
+    return searchable

@@ -129,8 +129,8 @@ class SearchableNotebook:
 
     @property
     def size(self) -> int:
-        """About how many characters keeping this notebook costs."""
-        return 2 * len(self.lowered) + 64 * len(self.cells)
+        """About how many characters keeping this notebook costs, its key and stamp included."""
+        return 256 + 2 * len(self.lowered) + 64 * len(self.cells)
 
     def may_match(self, query: Query) -> bool:
         """False when no cell can match ``query``: the quick test a search makes of every file."""

@@ -82,6 +82,12 @@ class SearchCache:
         self._kept.move_to_end(key)
         return kept[1]
 
+    def would_keep(self, stamp: FileStamp, now_ns: int) -> bool:
+        """Whether a file with ``stamp`` may be kept: one that may not is better read with a
+        test of its raw bytes first, which spares parsing it when the query cannot be there.
+        A file of more bytes than the cache holds characters is taken to be too large."""
+        return stamp.size <= self.max_chars and stamp.settled(now_ns, self.settle_ns)
+
     def put(self, key: str, stamp: FileStamp, notebook: SearchableNotebook, now_ns: int) -> None:
         """Keep ``notebook``, read from ``key`` after a stat (made at ``now_ns`` or later) gave
         ``stamp``; a clock read before the stat makes the settled test err on the safe side.

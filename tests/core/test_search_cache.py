@@ -63,6 +63,15 @@ def test_a_file_written_within_the_settle_time_is_not_kept(root: Path) -> None:
     assert len(cache) == 1
 
 
+def test_only_settled_files_no_larger_than_the_cache_would_be_kept(root: Path) -> None:
+    stamp = stamp_of(write_notebook(root / "n.ipynb", code("x")))
+    later = stamp.changed_ns + HOUR_NS
+    cache = SearchCache(max_chars=stamp.size, settle_ns=HOUR_NS)
+    assert cache.would_keep(stamp, later)
+    assert not cache.would_keep(stamp, later - 1)
+    assert not cache.would_keep(stamp._replace(size=stamp.size + 1), later)
+
+
 def test_the_least_recently_used_notebooks_make_room(root: Path) -> None:
     stamp = stamp_of(write_notebook(root / "n.ipynb", code("x")))
     later = stamp.changed_ns + HOUR_NS
