@@ -15,6 +15,7 @@ every save and every merge.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from enum import Enum
 from typing import Any
 
@@ -24,6 +25,7 @@ from pycrdt import Array, Doc, Map
 
 from ganymede.errors import UsageError
 from ganymede.notebook.nbio import dumps_fresh_notebook, parse_notebook_declared
+from ganymede.serve.rooms.notebook_fill import fill_empty_notebook
 
 # Before nbformat 4.5 cells have no ids; jupyter_ydoc's get() leaves them out.
 _LAST_MINOR_WITHOUT_IDS = 4
@@ -72,7 +74,10 @@ class RoomDocument:
         UnicodeDecodeError if they are not what ``kind`` says), in one transaction."""
         content = self.parse(data, path)
         with self.doc.transaction():
-            self.shared.set(content)
+            if isinstance(self.shared, YNotebook) and content["cells"]:
+                fill_empty_notebook(self.shared, content)
+            else:
+                self.shared.set(content)
             self.shared.path = path
             # set() drops every state key but dirty, path and document_id: the hash goes after.
             self.mark_saved(file_hash, clean=True)
@@ -82,6 +87,22 @@ class RoomDocument:
         if self.kind is DocumentKind.NOTEBOOK:
             return notebook_content(self.shared)  # type: ignore[arg-type]
         return str(self.shared.get())
+
+    def content_later(self) -> Callable[[], Any]:
+        """``content()`` of the document as it is now, worked out only when called.
+
+        The document's update is taken now (one quick pass in Rust); reading it back, which on
+        a long notebook costs tens of milliseconds, waits until someone asks. A room opening
+        remembers this way what it loaded without making its first client wait for it.
+        """
+        update, kind = self.doc.get_update(), self.kind
+
+        def content() -> Any:
+            then = RoomDocument(kind)
+            then.doc.apply_update(update)
+            return then.content()
+
+        return content
 
     def to_bytes(self) -> bytes:
         """The document as Jupyter writes its file."""

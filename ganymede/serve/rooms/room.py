@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, Protocol
 
 from jupyter_ydoc import YNotebook
@@ -145,9 +145,10 @@ class DocumentRoom(AwarenessRoom):
         self.file = file
         self._base = snapshot.data
         self._file_hash = snapshot.hash
-        # What the loaded document serialises to: saving it again would change nothing. Read
-        # now, serialised when a save first compares with it, so an open does not wait for it.
-        self._loaded_content: Any = document.content()
+        # What the loaded document serialises to: saving it again would change nothing. Taken
+        # now, read and serialised when a save first compares with it, so an open does not
+        # wait for it.
+        self._loaded_content: Callable[[], Any] | None = document.content_later()
         self._saved: bytes | None = None
         self._edits = 0
         self._saved_edits = 0
@@ -169,7 +170,8 @@ class DocumentRoom(AwarenessRoom):
     def _saved_data(self) -> bytes:
         """The bytes the file holds as far as the room knows: its last write or its load."""
         if self._saved is None:
-            self._saved = self.document.serialise(self._loaded_content)
+            assert self._loaded_content is not None
+            self._saved = self.document.serialise(self._loaded_content())
             self._loaded_content = None
         return self._saved
 
