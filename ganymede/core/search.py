@@ -11,7 +11,7 @@ parsed. The test may say yes wrongly (the words sit in a key or another cell), n
 
 A ``SearchableNotebook`` is a notebook reduced to what a search reads (each cell's source and
 output text, the title's heading), small enough for a long-lived server to keep between searches
-and answer from memory; rooms and files alike are searched through it, so hits are built once.
+and answer from memory; rooms and files alike are searched through it, so one method makes hits.
 """
 
 from __future__ import annotations

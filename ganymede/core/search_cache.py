@@ -3,8 +3,9 @@
 A server searches the same tree again and again; reading and parsing every file each time is
 most of a search's cost. The cache keeps each file's ``SearchableNotebook`` with the file's
 ``FileStamp`` and hands it back only while a fresh stat gives the same stamp, so a changed file is
-read again. It holds at most ``max_chars`` characters of text, forgetting the least recently
-used notebooks first; a deleted file's entry is never asked for again and ages out the same way.
+read again. It holds at most ``max_chars`` characters (``SearchableNotebook.size``: the text
+twice, as written and lowered, and a fixed cost per notebook and cell), forgetting the least
+recently used notebooks first; a deleted file's entry is never asked for again and ages out.
 
 A stamp compares device, inode, size, and the modification and change times to the nanosecond:
 an atomic save (a new inode), a write that changes the size, a later write (a later time) and
