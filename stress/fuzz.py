@@ -161,9 +161,9 @@ def odd_edit(room_state: bytes, rng: random.Random) -> bytes:
             )
         else:
             fresh = f"odd-{rng.randrange(10**6)}"
-            cells.append(
-                Map({"id": fresh, "cell_type": "code", "source": Text("2 + 2"), "metadata": Map()})
-            )
+            cell = {"id": fresh, "source": Text("2 + 2"), "metadata": Map()}
+            cell |= {"cell_type": "code", "outputs": Array(), "execution_count": None}
+            cells.append(Map(cell))  # as JupyterLab makes a code cell
     return protocol.sync_update(doc.get_update(before))
 
 

@@ -53,12 +53,13 @@ def check_notebook(notebook: dict[str, Any]) -> None:
     _require(isinstance(cells, list), "cells is not a list")
     for index, cell in enumerate(cells):
         try:
-            _check_cell(cell, ids=minor >= 5)
+            check_cell(cell, ids=minor >= 5)
         except SchemaProblem as problem:
             raise SchemaProblem(f"cell {index}: {problem}") from None
 
 
-def _check_cell(cell: Any, *, ids: bool) -> None:
+def check_cell(cell: Any, *, ids: bool) -> None:
+    """Raise SchemaProblem unless ``cell`` has the shape nbformat 4 requires of a cell."""
     _require(isinstance(cell, dict), "must be an object")
     cell_type = cell.get("cell_type")
     _require(

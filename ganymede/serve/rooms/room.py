@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Callable, Iterator
 from typing import Any, Protocol
@@ -24,10 +25,10 @@ from ganymede.serve.rooms.autosave import Autosave
 from ganymede.serve.rooms.awareness import AwarenessLedger
 from ganymede.serve.rooms.document import RoomDocument
 from ganymede.serve.rooms.file import RoomFile, Snapshot, WriteOutcome
-from ganymede.serve.rooms.format_guard import format_fields, format_problem, restore_format
 from ganymede.serve.rooms.mergein import FileMerge, apply_merge, merge_file_change
 from ganymede.serve.rooms.patch import patch_notebook, patch_text
 from ganymede.serve.rooms.protocol import SaveStatus
+from ganymede.serve.rooms.shape_guard import ShapeGuard
 from ganymede.serve.rooms.trust import OutputTrust, Writer
 from ganymede.serve.service import Service
 
@@ -462,20 +463,27 @@ class DocumentRoom(AwarenessRoom):
             self._apply_and_undo(update)
             return
         self._origin = client
-        format_before = format_fields(self.document)
         try:
-            self.document.doc.apply_update(update)
+            if self._shape_guard is None:
+                self.document.doc.apply_update(update)
+                return
+            problem = self._shape_guard.apply(update)
         except ValueError as error:
             raise FrameError(f"not a Yjs update: {error}") from None
         finally:
             self._origin = None
-        format_after = format_fields(self.document)
-        if format_before is not None and format_after != format_before:
-            problem = format_problem(format_after)  # type: ignore[arg-type]
-            if problem is not None:
-                with self._own_changes():
-                    restore_format(self.document, format_before)
-                raise FrameError(problem)
+        if problem is not None:
+            # Undone as a change of the server's (the handler logs the refusal): every client
+            # gets it, the sender included, and outputs it puts back are trusted no more than
+            # a server change's.
+            self._shape_guard.undo()
+            raise FrameError(problem)
+
+    @functools.cached_property
+    def _shape_guard(self) -> ShapeGuard | None:
+        """Made at the first client update; it keeps watching the notebook from then on."""
+        shared = self.document.shared
+        return ShapeGuard(shared) if isinstance(shared, YNotebook) else None
 
     def _apply_and_undo(self, update: bytes) -> None:
         """A read-only room's answer to an edit: the edit and its undoing in one update, sent
