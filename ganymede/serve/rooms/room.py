@@ -148,7 +148,7 @@ class DocumentRoom(AwarenessRoom):
         self._file_hash = snapshot.hash
         # What the loaded document serialises to: saving it again would change nothing. Taken
         # now, read and serialised when a save first compares with it, so an open does not
-        # wait for it.
+        # wait for it (as after a merge that leaves the room holding what the file holds).
         self._loaded_content: Callable[[], Any] | None = document.content_later()
         self._saved: bytes | None = None
         self._edits = 0
@@ -323,10 +323,13 @@ class DocumentRoom(AwarenessRoom):
                 return True
             await self._trust.vet_file(snapshot.data, snapshot.path)
             merge = self._merge_in(snapshot)
-            if merge is not None and merge.file_changed and not self.read_only:
-                # One turn of the loop first: the clients' writers send the merge before the
-                # save serialises the whole document.
-                await asyncio.sleep(0)
+            if merge is None:
+                return True
+            # One turn of the loop first: the clients' writers send the merge before the room
+            # reads the whole document again to mark trusted cells and save.
+            await asyncio.sleep(0)
+            self._mark_trusted_cells()
+            if merge.file_changed and not self.read_only:
                 await self._save_locked(explicit=False)
                 await self._trust.sign_saved(self._saved_data, self.document.shared.path)
             return True
@@ -374,6 +377,8 @@ class DocumentRoom(AwarenessRoom):
                 return "failed" if file_won else "success"
             await self._trust.vet_file(snapshot.data, snapshot.path)
             merge = self._merge_in(snapshot)
+            if merge is not None:
+                self._mark_trusted_cells()
             if merge is None and not explicit:
                 self.log.warning("room %s: not saved over a file it cannot read", self.name)
                 return "failed"
@@ -388,7 +393,8 @@ class DocumentRoom(AwarenessRoom):
 
         Runs without awaiting, so no client edit lands between reading the room's document
         and changing it. The snapshot becomes the base; when the merge equals the file the
-        room is clean.
+        room is clean. The caller then marks trusted cells (outputs taken in from the file are
+        trusted by its signature): a separate update, which need not hold the merge back.
         """
         try:
             merge = merge_file_change(self.document, self._base, snapshot.data, snapshot.path)
@@ -416,13 +422,19 @@ class DocumentRoom(AwarenessRoom):
             if merge.room_changed:
                 apply_merge(self.document, merge)
             if not merge.file_changed:
-                self._mark_saved(self._edits, self.document.to_bytes(), snapshot.hash)
-        self._mark_trusted_cells()  # outputs taken in from the file are trusted by its signature
+                self._mark_saved(self._edits, None, snapshot.hash)
         return merge
 
-    def _mark_saved(self, edits: int, data: bytes, file_hash: str) -> None:
-        """The file holds ``data``, the document as of ``edits``; later edits keep it dirty."""
-        self._saved_data = data
+    def _mark_saved(self, edits: int, data: bytes | None, file_hash: str) -> None:
+        """The file holds ``data``, the document as of ``edits``; later edits keep it dirty.
+
+        ``None``: the file holds the document as it is now, serialised when a save first
+        compares with it (not before the clients hear of the change that made it so).
+        """
+        if data is None:
+            self._saved, self._loaded_content = None, self.document.content_later()
+        else:
+            self._saved_data = data
         self._file_hash = file_hash
         self._saved_edits = edits
         with self._own_changes():
