@@ -46,6 +46,7 @@ class NotebookAttribution:
         self.version = 0
         """Counts the transactions that changed any cell: a cheap "did the cells change?"."""
         self._touched: dict[str, int] = {}  # cell id → the version that last changed it
+        self._ran: dict[str, int] = {}  # cell id → the version that last changed its outputs
         self._subscription = cells.observe_deep(self._on_events)
 
     def authors(self) -> Mapping[str, CellAuthors]:
@@ -59,6 +60,12 @@ class NotebookAttribution:
         """The ``version`` that last changed ``cell_id`` (0: not since the room opened), so a
         reader can keep what it read of the cells that did not change."""
         return self._touched.get(cell_id, 0)
+
+    def run_version(self, cell_id: str) -> int:
+        """The ``version`` that last changed ``cell_id``'s outputs or execution count, or put
+        the cell in place: a reader whose copy is older reads them again, else only the rest
+        (outputs are most of a cell's bytes, and typing leaves them alone)."""
+        return self._ran.get(cell_id, 0)
 
     def record_run(self, cell_id: str, author: Author) -> None:
         self._stamp(cell_id, "ran", Stamp(author, self._clock()))
@@ -80,6 +87,8 @@ class NotebookAttribution:
                     self._order[path[0]] = _cell_id(self._cells[path[0]])
                 cell_id = self._order[path[0]]
                 self._touched[cell_id] = self.version
+                if _changes_run(event, path):
+                    self._ran[cell_id] = self.version
                 part = _changed_part(event, path) if stamp is not None else None
                 if stamp is not None and part is not None:
                     self._stamp(cell_id, part, stamp)
@@ -102,7 +111,7 @@ class NotebookAttribution:
                 self._order[position:position] = inserted
                 position += len(inserted)
                 for cell_id in inserted:
-                    self._touched[cell_id] = self.version
+                    self._touched[cell_id] = self._ran[cell_id] = self.version
                 if stamp is None:
                     continue
                 for cell_id in inserted:
@@ -129,6 +138,13 @@ def _changed_part(event: Any, path: list[Any]) -> str | None:
     if path[1] == "outputs":
         return "ran"
     return None
+
+
+def _changes_run(event: Any, path: list[Any]) -> bool:
+    """Whether an event below the cells array changed a cell's outputs or execution count."""
+    if len(path) == 1:
+        return isinstance(event, MapEvent) and not RUN_KEYS.isdisjoint(event.keys)
+    return path[1] == "outputs"
 
 
 def _cell_id(cell: Any) -> str:

@@ -18,7 +18,6 @@ import contextlib
 import logging
 import secrets
 import time
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -31,10 +30,8 @@ from ganymede.agent import (
     Author,
     AuthorKind,
     CellAuthors,
-    CellState,
     MarkBook,
     Reader,
-    cell_state,
     changed_line,
     changed_since,
     notebook_states,
@@ -57,8 +54,8 @@ from ganymede.host.api import Caller
 from ganymede.host.params import Params
 from ganymede.host.runs import Runs
 from ganymede.notebook.nbio import dumps_notebook
-from ganymede.notebook.provenance import NAMESPACE
 from ganymede.serve import room_edits
+from ganymede.serve.agent_cells import CellSnapshots, done_requests
 from ganymede.serve.agent_watch import Watcher
 from ganymede.serve.execution import Executions
 from ganymede.serve.execution.requests import CellRequest, ExecuteRequest
@@ -110,9 +107,7 @@ class Agents(Service):
         self.kernel_specs = kernel_specs
         self.settle = settle
         self._watchers: dict[tuple[str, bool, float], Watcher] = {}
-        self._snapshots: weakref.WeakKeyDictionary[
-            DocumentRoom, dict[str, tuple[int, dict[str, Any], CellState]]
-        ] = weakref.WeakKeyDictionary()
+        self.cells = CellSnapshots()
         self.file_ids = file_ids
         self.log = log
         self.clock = clock
@@ -183,15 +178,17 @@ class Agents(Service):
         api_path = normalize_api_path(path)
         room, notebook = await self.holds.notebook(session.id, api_path, writable=False)
         content = notebook_content(notebook)
-        states = notebook_states(content)
+        cells = self.cells.now(room, content)
         changes = None
         if previous is not None:
-            reader = self._reader(session.agent, content)
+            reader = self._reader(session.agent, cells.done_requests)
             report = report_changes(
-                previous.states, states, _authors(room), reader, since=previous.at
+                previous.states, cells.states, _authors(room), reader, since=previous.at
             )
             changes = [entry.to_json() for entry in report]
-        new_mark = self.marks.read(session.agent, self._file_id(api_path), states) if mark else None
+        new_mark = (
+            self.marks.read(session.agent, self._file_id(api_path), cells.states) if mark else None
+        )
         return {
             "path": api_path,
             "notebook": content,
@@ -212,12 +209,12 @@ class Agents(Service):
             path = self.file_ids.get_path(file_id)
             if room is None or mark is None or path is None:
                 continue
-            content, states = self._snapshot(room)
+            cells = self.cells.now(room)
             report = report_changes(
                 mark.states,
-                states,
+                cells.states,
                 _authors(room),
-                self._reader(agent, content),
+                self._reader(agent, cells.done_requests),
                 since=mark.at,
             )
             if report:
@@ -268,7 +265,7 @@ class Agents(Service):
 
     def _watch_reader(self, agent: str, content: Mapping[str, Any], started: float) -> Reader:
         """A watcher counts requests from when it started, or the agent's session if older."""
-        reader = self._reader(agent, content)
+        reader = self._reader(agent, done_requests(content.get("cells") or []))
         session = reader.session_started
         return replace(
             reader, session_started=started if session is None else min(session, started)
@@ -308,7 +305,7 @@ class Agents(Service):
                 writer=writer,
                 mode="add",
             )
-            self._moved_mark(session.agent, file_id, notebook, {new_id})
+            self._moved_mark(session.agent, file_id, room, {new_id})
             return {"id": new_id, "index": index}
         target = _required(cell_id, "id")
         index = room_edits.index_of(notebook, target)
@@ -327,7 +324,7 @@ class Agents(Service):
             if after is not None:
                 room_edits.index_of(notebook, after)  # CellNotFound before anything moves
             answer["index"] = room_edits.move_cell(room, notebook, index, after, writer=writer)
-        self._moved_mark(session.agent, file_id, notebook, {target})
+        self._moved_mark(session.agent, file_id, room, {target})
         return answer
 
     async def request_done(self, session_id: str, path: str, cell_id: str) -> None:
@@ -380,7 +377,7 @@ class Agents(Service):
             raise UsageError("ids must be a non-empty list of cell ids")
         session = self.session(session_id)
         api_path = normalize_api_path(path)
-        _, notebook = await self.holds.notebook(session.id, api_path)  # held while it runs
+        room, notebook = await self.holds.notebook(session.id, api_path)  # held while it runs
         file_id = self._file_id(api_path)
         kernel_id = await self.kernels.ensure(api_path, notebook_content(notebook))
         request = ExecuteRequest(
@@ -390,7 +387,7 @@ class Agents(Service):
         batch = await self.executions.submit(kernel_id, request, lambda _: writer)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(batch.done.wait()), wait)
-        self._moved_mark(session.agent, file_id, notebook, set(cell_ids))
+        self._moved_mark(session.agent, file_id, room, set(cell_ids))
         cells = [
             {**read_shared(ycell), "index": index}
             for index, ycell in enumerate(notebook.ycells)
@@ -444,41 +441,17 @@ class Agents(Service):
             reason = f"was changed by {by} since your last read"
         raise EditRefused(cell, by, reason)
 
-    def _moved_mark(self, agent: str, file_id: str, notebook: YNotebook, touched: set[str]) -> None:
-        self.marks.own_change(agent, file_id, notebook_states(notebook_content(notebook)), touched)
+    def _moved_mark(self, agent: str, file_id: str, room: DocumentRoom, touched: set[str]) -> None:
+        self.marks.own_change(agent, file_id, self.cells.now(room).states, touched)
 
     # Helpers
 
-    def _snapshot(self, room: DocumentRoom) -> tuple[dict[str, Any], tuple[CellState, ...]]:
-        """The room's cells and their states, reading again only the cells that changed since
-        the last snapshot: every tool reply asks what changed, and mostly little did."""
-        notebook = room.document.shared
-        assert isinstance(notebook, YNotebook)
-        attribution = room.attribution
-        order = attribution.order() if attribution is not None else []
-        unique = len(set(order)) == len(order)  # ids missing or shared (nbformat 4.4): read all
-        if attribution is None or not unique or len(order) != len(notebook.ycells):
-            content = notebook_content(notebook)
-            return content, notebook_states(content)
-        known = self._snapshots.get(room, {})
-        fresh: dict[str, tuple[int, dict[str, Any], CellState]] = {}
-        for index, cell_id in enumerate(order):
-            version = attribution.cell_version(cell_id)
-            entry = known.get(cell_id)
-            if entry is None or entry[0] != version:
-                cell = read_shared(notebook.ycells[index])
-                entry = (version, cell, cell_state(cell))
-            fresh[cell_id] = entry
-        self._snapshots[room] = fresh
-        cells = [entry[1] for entry in fresh.values()]
-        return {"cells": cells}, tuple(entry[2] for entry in fresh.values())
-
-    def _reader(self, agent: str, content: Mapping[str, Any]) -> Reader:
+    def _reader(self, agent: str, done: frozenset[str]) -> Reader:
         return Reader(
             name=agent,
             request_names=request_names(agent),
             session_started=self.session_started(agent),
-            done_requests=done_requests(content.get("cells", [])),
+            done_requests=done,
         )
 
     def _file_id(self, api_path: str) -> str:
@@ -505,17 +478,6 @@ class Agents(Service):
                 if watcher.idle:
                     watcher.stop()
                     del self._watchers[key]
-
-
-def done_requests(cells: Sequence[Mapping[str, Any]]) -> frozenset[str]:
-    """Ids of the cells whose request an agent marked done."""
-    done = set()
-    for cell in cells:
-        section = (cell.get("metadata") or {}).get(NAMESPACE)
-        request = section.get("request") if isinstance(section, Mapping) else None
-        if isinstance(request, Mapping) and request.get("done"):
-            done.add(str(cell.get("id")))
-    return frozenset(done)
 
 
 def _authors(room: DocumentRoom) -> Mapping[str, CellAuthors]:

@@ -137,3 +137,21 @@ def test_each_cell_knows_the_version_that_last_changed_it() -> None:
     assert room.attribution.order() == ["renamed", "b", "c"]
     assert 0 < versions["b"] < versions["c"] < room.attribution.cell_version("renamed")
     assert room.attribution.version == room.attribution.cell_version("renamed")
+
+
+def test_a_cells_run_version_moves_with_its_outputs_and_placing_not_its_typing() -> None:
+    room = Room(_cell("a", "x"), _cell("b", "y"))
+    assert room.attribution.run_version("a") == 0
+
+    room.notebook.ycells[0]["source"] += " = 1"
+    assert room.attribution.run_version("a") == 0 < room.attribution.cell_version("a")
+
+    room.notebook.ycells[0]["execution_count"] = 1
+    ran = room.attribution.run_version("a")
+    assert ran == room.attribution.cell_version("a") > 0
+
+    room.notebook.ycells[0]["outputs"].append(Map({"output_type": "stream", "text": "1\n"}))
+    assert room.attribution.run_version("a") > ran
+
+    room.notebook.append_cell(_cell("c", "z"))
+    assert room.attribution.run_version("c") == room.attribution.version

@@ -419,3 +419,48 @@ async def test_run_answers_cells_with_their_index_and_whole_counts(
 
     assert cell["index"] == 1 and cell["execution_count"] == 1
     assert isinstance(cell["execution_count"], int)
+
+
+async def test_a_cells_source_and_outputs_are_each_seen_again_as_they_change(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    path = notebook_file(server.root, "typed-then-run.ipynb", "x = 1", "y = 2")
+    agent = Agent(api, "watching-thomas")
+    mark = agent.read(path)["mark"]
+
+    async with person(server, path, "Thomas") as thomas:
+        type_into(thomas, 0, "0")
+        await eventually(lambda: agent.changed() != [], "Thomas's typing")
+        assert [e["change"] for e in agent.read(since=mark)["changes"]] == [["edited"]]
+
+        mark = agent.read(path)["mark"]
+        cell = thomas.shared.ycells[0]  # type: ignore[attr-defined]
+        cell["execution_count"] = 3
+        await eventually(lambda: agent.changed() != [], "Thomas's run")
+        type_into(thomas, 0, " + 1")
+        await eventually(
+            lambda: (
+                agent.call("read", path=path, mark=False).json()["notebook"]["cells"][0]["source"]
+                == "x = 10 + 1"
+            ),
+            "Thomas's second edit",
+        )
+        [entry] = agent.read(since=mark)["changes"]
+        assert entry["change"] == ["edited", "ran"]
+        assert agent.changed() == []
+
+
+async def test_a_notebook_without_cell_ids_is_not_news_right_after_a_read(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    cells = [
+        {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": s}
+        for s in ("a = 1", "b = 2")
+    ]
+    notebook = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 4}
+    write(server.root / "old.ipynb", json.dumps(notebook).encode())
+    agent = Agent(api, "reading-old-files")
+    mark = agent.read("old.ipynb")["mark"]
+
+    assert agent.changed() == []
+    assert agent.read(since=mark)["changes"] == []

@@ -1,0 +1,101 @@
+"""The cells of a live notebook as agents' marks and reports compare them, read incrementally.
+
+Every tool reply asks what changed, and every agent edit moves a mark: both need each cell's
+``CellState``. Reading all of a 500-cell notebook for that costs milliseconds each time, and
+mostly little changed, so the room's attribution tells which cells changed since the last look
+and only those are read again; a cell whose outputs did not change keeps its outputs'
+fingerprint and has only its source, type and metadata read.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from jupyter_ydoc import YNotebook
+from pycrdt import Map
+
+from ganymede.agent import CellState, cell_state, notebook_states
+from ganymede.notebook.provenance import NAMESPACE
+from ganymede.serve.rooms.document import notebook_content, read_shared
+from ganymede.serve.rooms.room import DocumentRoom
+
+
+@dataclass(frozen=True)
+class CellsNow:
+    """What a report needs of a notebook now: each cell's state, and which requests are done."""
+
+    states: tuple[CellState, ...]
+    done_requests: frozenset[str]
+
+
+@dataclass(frozen=True)
+class _SeenCell:
+    version: int
+    run_version: int
+    state: CellState
+    request_done: bool
+
+
+class CellSnapshots:
+    """Per room, the cells as last read, kept while the room lives."""
+
+    def __init__(self) -> None:
+        self._seen: weakref.WeakKeyDictionary[DocumentRoom, dict[str, _SeenCell]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def now(self, room: DocumentRoom, content: Mapping[str, Any] | None = None) -> CellsNow:
+        """The room's cells now. ``content``, the notebook's content if the caller read it
+        already, spares a second whole read where cells cannot be read one by one."""
+        notebook = room.document.shared
+        assert isinstance(notebook, YNotebook)
+        attribution = room.attribution
+        order = attribution.order() if attribution is not None else []
+        if (
+            attribution is None
+            or len(set(order)) != len(order)  # ids missing or shared: the content renames them
+            or len(order) != len(notebook.ycells)
+        ):
+            whole = notebook_content(notebook) if content is None else content
+            return CellsNow(notebook_states(whole), done_requests(whole.get("cells") or []))
+        known = self._seen.get(room, {})
+        fresh: dict[str, _SeenCell] = {}
+        for index, cell_id in enumerate(order):
+            version = attribution.cell_version(cell_id)
+            seen = known.get(cell_id)
+            if seen is None or seen.version != version:
+                seen = _read_cell(
+                    notebook.ycells[index], seen, version, attribution.run_version(cell_id)
+                )
+            fresh[cell_id] = seen
+        self._seen[room] = fresh
+        return CellsNow(
+            tuple(seen.state for seen in fresh.values()),
+            frozenset(cell_id for cell_id, seen in fresh.items() if seen.request_done),
+        )
+
+
+def _read_cell(ycell: Map, seen: _SeenCell | None, version: int, run_version: int) -> _SeenCell:
+    cell_type = str(ycell.get("cell_type", ""))
+    if seen is not None and seen.run_version == run_version and seen.state.cell_type == cell_type:
+        metadata = ycell.get("metadata")
+        state = replace(seen.state, source=str(ycell.get("source", "")))
+        done = request_done(read_shared(metadata) if isinstance(metadata, Map) else metadata)
+        return _SeenCell(version, run_version, state, done)
+    cell = read_shared(ycell)
+    return _SeenCell(version, run_version, cell_state(cell), request_done(cell.get("metadata")))
+
+
+def done_requests(cells: Sequence[Mapping[str, Any]]) -> frozenset[str]:
+    """Ids of the cells whose request an agent marked done."""
+    return frozenset(str(cell.get("id")) for cell in cells if request_done(cell.get("metadata")))
+
+
+def request_done(metadata: Any) -> bool:
+    """Whether a cell's metadata marks its request done (``ganymede.request.done``)."""
+    section = metadata.get(NAMESPACE) if isinstance(metadata, Mapping) else None
+    request = section.get("request") if isinstance(section, Mapping) else None
+    return isinstance(request, Mapping) and bool(request.get("done"))
