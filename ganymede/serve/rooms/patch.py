@@ -14,7 +14,7 @@ count code points; ``text_edits`` works in code points and ``patch_text`` conver
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from itertools import accumulate
@@ -23,11 +23,14 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map, Text
 
-from ganymede.serve.rooms.document import shared_cells
+from ganymede.serve.rooms.document import read_shared
 
 # A changed run of lines up to this many characters a side is refined to characters; past it
 # the character diff costs more than the few bytes it saves.
 REFINE_LIMIT = 2000
+# Past one cell in this many to compare, reading every cell in one go costs less than reading
+# each: reading all crosses into Rust once, reading one cell once per cell.
+_READ_ALL_PAST = 8
 # Keys the shared cell keeps for itself: the id is matched on, execution_state is runtime only.
 _CELL_KEYS_KEPT = frozenset({"id", "execution_state"})
 
@@ -133,9 +136,7 @@ def _patch_cells(
     kept = {
         i for block in matcher.get_matching_blocks() for i in range(block.a, block.a + block.size)
     }
-    # The kept cells to compare, read in one go: reading cell by cell crosses into Rust per key.
-    to_compare = any(current[index] not in unchanged for index in kept)
-    current_cells = shared_cells(notebook) if to_compare else []
+    current_cells = _cells_to_compare(ycells, [i for i in kept if current[i] not in unchanged])
     for index in reversed(range(len(current))):
         if index not in kept:
             del ycells[index]
@@ -144,7 +145,7 @@ def _patch_cells(
     for index, cell in enumerate(cells):
         if position < len(kept_indices) and current[kept_indices[position]] == wanted[index]:
             if wanted[index] in unchanged or _unchanged(
-                current_cells[kept_indices[position]], cell
+                current_cells(kept_indices[position]), cell
             ):
                 pass
             elif not _patch_cell(ycells[index], cell):
@@ -153,6 +154,16 @@ def _patch_cells(
             position += 1
         else:
             ycells.insert(index, notebook.create_ycell(dict(cell)))
+
+
+def _cells_to_compare(ycells: Array, indices: list[int]) -> Callable[[int], Mapping[str, Any]]:
+    """The shared cells at ``indices`` as read, by index: each one in one JSON read when they
+    are few (one changed cell of a long notebook), else every cell in one read."""
+    if len(indices) * _READ_ALL_PAST > len(ycells):
+        every: list[Mapping[str, Any]] = read_shared(ycells)
+        return every.__getitem__
+    read = {index: read_shared(ycells[index]) for index in indices}
+    return read.__getitem__
 
 
 def _unchanged(current: Mapping[str, Any], cell: Mapping[str, Any]) -> bool:

@@ -239,3 +239,22 @@ def test_random_cell_reorders_inserts_deletes_and_edits_reach_their_target() -> 
             for cell in target
         ]
         replica.patch(notebook(*target))
+
+
+def test_a_long_notebook_with_few_cells_to_compare_changes_only_those() -> None:
+    """Cells named unchanged are not read; of the few others, each is read and compared alone,
+    and only the one that differs changes."""
+    cells = [code(f"c{index}", f"x = {index}", [stream(f"{index}\n")]) for index in range(40)]
+    replica = Replica(notebook(*cells))
+    target = notebook(*cells[:7], code("c7", "x = 'seven'", [stream("7\n")]), *cells[8:])
+    changed_cells: list[object] = []
+    subscription = replica.client.ycells.observe_deep(
+        lambda events: changed_cells.extend(event.path[0] for event in events)
+    )
+    unchanged = {cell["id"] for cell in cells} - {"c3", "c7"}
+    patch_notebook(replica.room, target, unchanged=unchanged)
+    replica.client.ycells.unobserve(subscription)
+    assert replica.room.get() == target
+    assert replica.client.get() == target
+    assert set(changed_cells) == {7}
+    assert len(replica.updates) == 1
