@@ -135,15 +135,24 @@ class OutputTrust:
         alone, so nothing changes (and no update goes out) when no trust changed."""
         if not self.enabled:
             return
-        for cell in self._document.shared.ycells:
+        # Judged on one JSON read of every cell (reading cell by cell crosses into Rust per
+        # key); only the cells whose mark is wrong are touched.
+        ycells = self._document.shared.ycells
+        for index, cell in enumerate(shared_cells(self._document.shared)):  # type: ignore[arg-type]
             metadata = cell.get("metadata")
-            if cell.get("cell_type") != "code" or not isinstance(metadata, Map):
+            if cell.get("cell_type") != "code" or not isinstance(metadata, dict):
                 continue
-            trusted = self._cell_trusted(cell)
-            if trusted and metadata.get("trusted") is not True:
-                metadata["trusted"] = True
-            elif not trusted and "trusted" in metadata:
-                del metadata["trusted"]
+            trusted = self._is_trusted(str(cell.get("id")), cell.get("outputs") or [])
+            wrong = metadata.get("trusted") is not True if trusted else "trusted" in metadata
+            if not wrong:
+                continue
+            shared_metadata = ycells[index].get("metadata")
+            if not isinstance(shared_metadata, Map):
+                continue
+            if trusted:
+                shared_metadata["trusted"] = True
+            else:
+                del shared_metadata["trusted"]
 
     def capture(self, data: bytes) -> None:
         """The room serialised ``data`` to save it: judge it now, before any await."""
@@ -178,13 +187,6 @@ class OutputTrust:
         if self._subscription is not None:
             self._document.shared.ycells.unobserve(self._subscription)
             self._subscription = None
-
-    def _cell_trusted(self, cell: Map) -> bool:
-        """``_is_trusted`` for a shared cell, reading its outputs only when that decides."""
-        state = self._cells.get(str(cell.get("id")), CellTrust.UNTRUSTED)
-        if state is CellTrust.CLIENT:
-            return self._is_trusted(*_code_cell_outputs(cell))
-        return state is not CellTrust.UNTRUSTED
 
     def _is_trusted(self, cell_id: str, outputs: list[Any]) -> bool:
         state = self._cells.get(cell_id, CellTrust.UNTRUSTED)
