@@ -11,7 +11,8 @@ A cell passes when its JSON form, what the room writes, passes nbformat's cell s
 (``check_cell``, the one files are read with), and its parts are of the shared types every
 frontend binds to: a map for the cell, text for its source, a map for its metadata, an array
 for its outputs. That is how JupyterLab and jupyter_ydoc make every cell; a raw or markdown
-cell has no outputs, and may have attachments.
+cell has no outputs, and may have attachments. A key nbformat has no place for in the cell is
+refused when the update sets it (nbformat's own validator rejects such a file).
 
 Only what an update touched is checked, so a check costs in proportion to the edit, not to the
 notebook: typing in a source or changing metadata checks nothing, a cell inserted, a cell's own
@@ -34,6 +35,14 @@ NBFORMAT_MAJOR = 4
 FIRST_MINOR_WITH_IDS = 5
 # The origin of a client update's transaction: the undo manager keeps only those.
 CLIENT_UPDATE = "ganymede-client-update"
+# The keys nbformat 4.5 allows in a cell of each type, and execution_state, which JupyterLab and
+# jupyter_ydoc keep beside them (it is not saved).
+_EVERY_CELL = {"id", "cell_type", "source", "metadata", "execution_state"}
+CELL_KEYS = {
+    "code": frozenset({*_EVERY_CELL, "outputs", "execution_count"}),
+    "markdown": frozenset({*_EVERY_CELL, "attachments"}),
+    "raw": frozenset({*_EVERY_CELL, "attachments"}),
+}
 # The parts of a cell frontends bind to as shared types (jupyter_ydoc's and JupyterLab's cells
 # alike): an editor to the source, observers to the metadata and the outputs.
 SHARED_PARTS: dict[str, tuple[type[Text | Map | Array[Any]], str]] = {
@@ -54,7 +63,8 @@ class ShapeGuard:
         self._undo = UndoManager(scopes=[self._cells, self._meta], capture_timeout_millis=0)
         self._undo.include_origin(CLIENT_UPDATE)
         self._watching = False
-        self._touched_cells: set[int] = set()
+        # Index → the keys the update set on that cell (None: all of them, a new cell or type).
+        self._touched_cells: dict[int, set[str] | None] = {}
         self._meta_touched = False
         self._subscriptions = [
             (self._cells, self._cells.observe_deep(self._on_cells_events)),
@@ -96,8 +106,8 @@ class ShapeGuard:
             return None
         minor = self._meta.get("nbformat_minor")
         ids = isinstance(minor, int | float) and minor >= FIRST_MINOR_WITH_IDS
-        for index in sorted(self._touched_cells):
-            problem = cell_problem(self._cells[index], ids=ids)
+        for index, keys_set in sorted(self._touched_cells.items()):
+            problem = cell_problem(self._cells[index], ids=ids, keys_set=keys_set)
             if problem is not None:
                 return f"an update leaving cell {index} unsaveable ({problem})"
         return None
@@ -108,9 +118,18 @@ class ShapeGuard:
         for event in events:
             path = event.path
             if not path:
-                self._touched_cells.update(_inserted_positions(event.delta))
-            elif len(path) == 1 or _changes_outputs(event, path):
-                self._touched_cells.add(path[0])
+                self._touched_cells.update(dict.fromkeys(_inserted_positions(event.delta)))
+            elif len(path) == 1:
+                self._note_keys_set(path[0], set(event.keys))
+            elif _changes_outputs(event, path):
+                self._note_keys_set(path[0], set())
+
+    def _note_keys_set(self, index: int, keys: set[str]) -> None:
+        known = self._touched_cells.get(index, set())
+        if known is None or "cell_type" in keys:  # a new type: all its keys must fit it
+            self._touched_cells[index] = None
+        else:
+            self._touched_cells[index] = known | keys
 
     def _on_meta_event(self, event: MapEvent) -> None:
         if self._watching:
@@ -133,8 +152,12 @@ def meta_problem(meta: Mapping[str, Any]) -> str | None:
     return None
 
 
-def cell_problem(cell: Any, *, ids: bool) -> str | None:
-    """Why one shared cell cannot be saved or read by a frontend, if it cannot."""
+def cell_problem(cell: Any, *, ids: bool, keys_set: set[str] | None = None) -> str | None:
+    """Why one shared cell cannot be saved or read by a frontend, if it cannot.
+
+    Keys nbformat has no place for in a cell of its type are refused only among ``keys_set``
+    (None: all), so a cell read from a file with a key of another tool's keeps taking edits.
+    """
     if not isinstance(cell, Map):
         return f"a cell must be a shared map, not {type(cell).__name__}"
     for key, (kind, named) in SHARED_PARTS.items():
@@ -144,7 +167,10 @@ def cell_problem(cell: Any, *, ids: bool) -> str | None:
         check_cell(read_shared(cell), ids=ids)
     except SchemaProblem as problem:
         return str(problem)
-    return None
+    cell_type = cell["cell_type"]
+    keys = set(cell.keys()) if keys_set is None else keys_set & set(cell.keys())
+    unknown = sorted(keys - CELL_KEYS[cell_type])
+    return f"{cell_type} cells have no {', '.join(unknown)}" if unknown else None
 
 
 def _inserted_positions(delta: list[dict[str, Any]]) -> Iterator[int]:

@@ -4,6 +4,7 @@ edits, and the room saves a valid notebook. Shapes JupyterLab makes are taken as
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -111,6 +112,7 @@ ODD_EDITS = {
     "unknown cell_type": (set_first("cell_type", "bogus"), "cell_type 'bogus'"),
     "execution_count text": (set_first("execution_count", "1"), "execution_count"),
     "id not an id": (set_first("id", "print(1)"), "id 'print(1)'"),
+    "a key nbformat has no place for": (set_first("tags", []), "code cells have no tags"),
     "cell with no cell_type": (append_cell(Map({"source": Text("2")})), "cell_type None"),
     "cell not a map": (append_cell("print(1)"), "a cell must be a shared map, not str"),
     "output not an output": (append_output(Map({"bogus": 1})), "output 0: output_type None"),
@@ -194,3 +196,22 @@ def saved_types(path: Path) -> list[str] | None:
     notebook = nbformat.reads(path.read_text(), as_version=nbformat.NO_CONVERT)
     nbformat.validate(notebook)
     return [cell.cell_type for cell in notebook.cells]
+
+
+async def test_a_cell_read_with_a_key_of_another_tools_keeps_taking_edits(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    notebook = nbformat.reads(notebook_bytes("x").decode(), as_version=4)
+    notebook.cells[0]["collapsed"] = True  # nbformat 3's, kept by tools that upgraded the file
+    path = write(server.root / "rooms" / "extra-key.ipynb", json.dumps(notebook).encode())
+    name, session = open_session(api, "rooms/extra-key.ipynb")
+    async with room_client(server, name, session) as ada:
+        cells_of(ada)[0]["execution_count"] = 7
+        await eventually(lambda: saved_cell(path)["execution_count"] == 7, "the room to save")
+        assert ada.connection.close_code is None
+    assert saved_cell(path)["collapsed"] is True
+
+
+def saved_cell(path: Path) -> dict[str, object]:
+    first: dict[str, object] = json.loads(path.read_text())["cells"][0]
+    return first
