@@ -66,10 +66,9 @@ class ShapeGuard:
         # Index → the keys the update set on that cell (None: all of them, a new cell or type).
         self._touched_cells: dict[int, set[str] | None] = {}
         self._meta_touched = False
-        self._subscriptions = [
-            (self._cells, self._cells.observe_deep(self._on_cells_events)),
-            (self._meta, self._meta.observe(self._on_meta_event)),
-        ]
+        # For the document's lifetime: the room makes its guard once and keeps it.
+        self._cells.observe_deep(self._on_cells_events)
+        self._meta.observe(self._on_meta_event)
 
     def apply(self, update: bytes) -> str | None:
         """Apply a client's update (ValueError if it is not one): why the notebook cannot be
@@ -91,11 +90,6 @@ class ShapeGuard:
         """Take back the update ``apply`` found a problem with (its own transaction)."""
         self._undo.undo()
         self._undo.clear()
-
-    def close(self) -> None:
-        for shared, subscription in self._subscriptions:
-            shared.unobserve(subscription)
-        self._subscriptions.clear()
 
     def _problem(self) -> str | None:
         if self._meta_touched:
