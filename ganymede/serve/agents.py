@@ -210,6 +210,8 @@ class Agents(Service):
             if room is None or mark is None or path is None:
                 continue
             cells = self.cells.now(room)
+            if cells.states == mark.states:
+                continue  # the cells as the agent saw them: nothing to report, nothing to compare
             report = report_changes(
                 mark.states,
                 cells.states,
