@@ -93,7 +93,7 @@ class ShapeGuard:
 
     def _problem(self) -> str | None:
         if self._meta_touched:
-            problem = meta_problem({key: self._meta.get(key) for key in (*FORMAT_KEYS, "metadata")})
+            problem = meta_problem(read_keys(self._meta, (*FORMAT_KEYS, "metadata")))
             if problem is not None:
                 return problem
         if not self._touched_cells:
@@ -140,10 +140,15 @@ def meta_problem(meta: Mapping[str, Any]) -> str | None:
             return f"the update sets {key} to {value!r}, not a whole number"
     if meta["nbformat"] != NBFORMAT_MAJOR:
         return f"the update sets nbformat to {meta['nbformat']!r}, not {NBFORMAT_MAJOR}"
-    metadata = meta.get("metadata")
-    if metadata is not None and not isinstance(metadata, Map | dict):
+    metadata = meta.get("metadata", {})
+    if not isinstance(metadata, Map | dict):
         return f"the update sets the notebook's metadata to {metadata!r}, not a map"
     return None
+
+
+def read_keys(shared: Map, keys: tuple[str, ...]) -> dict[str, Any]:
+    """Those of ``keys`` the map holds (a key set to null is held, unlike a missing one)."""
+    return {key: shared[key] for key in keys if key in shared}
 
 
 def cell_problem(cell: Any, *, ids: bool, keys_set: set[str] | None = None) -> str | None:
@@ -162,6 +167,9 @@ def cell_problem(cell: Any, *, ids: bool, keys_set: set[str] | None = None) -> s
     except SchemaProblem as problem:
         return str(problem)
     cell_type = cell["cell_type"]
+    count = cell.get("execution_count") if cell_type == "code" else None  # a whole number
+    if count is not None and count < 0:  # the reader takes it; nbformat's validator does not
+        return f"execution_count {count:g} is below 0"
     keys = set(cell.keys()) if keys_set is None else keys_set & set(cell.keys())
     unknown = sorted(keys - CELL_KEYS[cell_type])
     return f"{cell_type} cells have no {', '.join(unknown)}" if unknown else None

@@ -40,6 +40,7 @@ from tests.serve.rooms.conftest import (
         ({"nbformat": 4, "nbformat_minor": -1}, "nbformat_minor to -1"),
         ({"nbformat": 5, "nbformat_minor": 0}, "nbformat to 5, not 4"),
         ({"nbformat": 4, "nbformat_minor": 5, "metadata": [1]}, "metadata to [1], not a map"),
+        ({"nbformat": 4, "nbformat_minor": 5, "metadata": None}, "metadata to None, not a map"),
     ],
 )
 def test_format_fields_must_be_whole_numbers_and_metadata_a_map(
@@ -96,6 +97,11 @@ def append_output(output: object) -> Callable[[RoomClient], None]:
     return odd_edit
 
 
+def markdown_cell_with(extra: dict[str, object]) -> Map:
+    cell = {"id": "m", "cell_type": "markdown", "source": Text("#"), "metadata": Map()}
+    return Map(cell | extra)
+
+
 def set_notebook_metadata(value: object) -> Callable[[RoomClient], None]:
     def odd_edit(client: RoomClient) -> None:
         client.shared.ydoc.get("meta", type=Map)["metadata"] = value
@@ -111,12 +117,18 @@ ODD_EDITS = {
     "no cell_type": (set_first("cell_type", None), "cell_type None"),
     "unknown cell_type": (set_first("cell_type", "bogus"), "cell_type 'bogus'"),
     "execution_count text": (set_first("execution_count", "1"), "execution_count"),
+    "execution_count negative": (set_first("execution_count", -1), "execution_count -1 is below"),
     "id not an id": (set_first("id", "print(1)"), "id 'print(1)'"),
     "a key nbformat has no place for": (set_first("tags", []), "code cells have no tags"),
+    "a markdown cell's count": (
+        append_cell(markdown_cell_with({"execution_count": "1"})),
+        "markdown cells have no execution_count",
+    ),
     "cell with no cell_type": (append_cell(Map({"source": Text("2")})), "cell_type None"),
     "cell not a map": (append_cell("print(1)"), "a cell must be a shared map, not str"),
     "output not an output": (append_output(Map({"bogus": 1})), "output 0: output_type None"),
     "notebook metadata a list": (set_notebook_metadata([1, "a"]), "notebook's metadata to [1"),
+    "notebook metadata null": (set_notebook_metadata(None), "notebook's metadata to None"),
 }
 
 
