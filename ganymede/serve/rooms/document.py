@@ -54,12 +54,20 @@ class DocumentKind(Enum):
         return self.value[1]
 
 
+NOTHING_TO_UNDO = object()
+"""The only origin the document's undo manager records: no transaction has it."""
+
+
 class RoomDocument:
     """One file's content as a shared document, loaded once when its room opens."""
 
     def __init__(self, kind: DocumentKind) -> None:
         self.kind = kind
         self.shared: YBaseDoc = YNotebook() if kind is DocumentKind.NOTEBOOK else YUnicode()
+        # jupyter_ydoc gives every document an undo manager recording every transaction, for an
+        # editor's undo. A room has no undo, and that stack would keep every edit, and every
+        # item deleted since the room opened, alive until it closes: it records nothing here.
+        self.shared.undo_manager.include_origin(NOTHING_TO_UNDO)
         # The last two file versions parsed, with what they parsed to and the nbformat major
         # version each declares: the bytes a merge takes in now are the base of the next one,
         # which then need not be parsed again.

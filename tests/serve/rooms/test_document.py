@@ -1,0 +1,46 @@
+"""A room's document keeps no undo history: a long-lived room must not hold every edit and every
+deleted item since it opened (jupyter_ydoc's documents record each transaction for an editor)."""
+
+from __future__ import annotations
+
+import json
+
+from jupyter_ydoc import YNotebook, YUnicode
+
+from ganymede.serve.rooms.document import DocumentKind, RoomDocument
+
+NOTEBOOK = {
+    "cells": [
+        {"id": "a", "cell_type": "code", "metadata": {}, "source": "x = 1", "outputs": []}
+        | {"execution_count": None}
+    ],
+    "metadata": {},
+    "nbformat": 4,
+    "nbformat_minor": 5,
+}
+
+
+def test_a_notebook_rooms_document_records_no_undo_step_for_client_or_server_edits() -> None:
+    document = RoomDocument(DocumentKind.NOTEBOOK)
+    document.load(json.dumps(NOTEBOOK).encode(), "a.ipynb", "hash")
+    client = YNotebook()
+    client.ydoc.apply_update(document.doc.get_update())
+    for n in range(5):
+        source = client.ycells[0]["source"]
+        source += f"  # client {n}"
+        document.doc.apply_update(client.ydoc.get_update(document.doc.get_state()))
+        with document.doc.transaction():
+            del document.shared.ycells[0]["outputs"][:]  # type: ignore[attr-defined]
+    assert str(document.shared.ycells[0]["source"]).endswith("# client 4")  # type: ignore[attr-defined]
+    assert document.shared.undo_manager.undo_stack == []
+
+
+def test_a_text_rooms_document_records_no_undo_step() -> None:
+    document = RoomDocument(DocumentKind.TEXT)
+    document.load(b"hello", "a.txt", "hash")
+    client = YUnicode()
+    client.ydoc.apply_update(document.doc.get_update())
+    client.set("hello world")
+    document.doc.apply_update(client.ydoc.get_update(document.doc.get_state()))
+    assert str(document.shared.get()) == "hello world"
+    assert document.shared.undo_manager.undo_stack == []
