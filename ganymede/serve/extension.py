@@ -23,6 +23,7 @@ from ganymede.serve.agents import AGENTS_SETTINGS_KEY, Agents
 from ganymede.serve.contents import GanymedeContentsManager
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
 from ganymede.serve.execution import EXECUTIONS_SETTINGS_KEY, Executions
+from ganymede.serve.execution.service import KERNEL_ACTIONS_EVENT
 from ganymede.serve.handlers import default_handlers
 from ganymede.serve.host_kernels import drive_host_comms
 from ganymede.serve.host_rooms import HostRooms, room_notebook_reader
@@ -88,6 +89,9 @@ class GanymedeExtension(ExtensionApp):
         if host_comms is not None:
             self.context.on_stop(host_comms.stop)  # before the rooms: self.* lets go of them
         executions = Executions(self.serverapp.kernel_manager, rooms, self.log)
+        self.serverapp.event_logger.add_listener(
+            schema_id=KERNEL_ACTIONS_EVENT, listener=executions.on_kernel_action
+        )
         self.settings[EXECUTIONS_SETTINGS_KEY] = executions
         self.context.on_stop(executions.stop)  # runs first: batches end before rooms save
         agents = Agents(

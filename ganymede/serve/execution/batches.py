@@ -151,6 +151,11 @@ class KernelQueue:
         async with self._queued_changed:
             self._queued_changed.notify_all()
 
+    def kernel_restarted(self) -> None:
+        """The batch running ends KernelDied; the next one connects to the new kernel."""
+        if self._connection is not None:
+            self._connection.outdate()
+
     async def stop(self) -> None:
         """Abandon the batch running and those queued (the server is stopping)."""
         self._worker.cancel()

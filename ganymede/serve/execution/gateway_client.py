@@ -98,8 +98,7 @@ class GatewayKernelConnection(KernelLine):
         await self._iopub_live.wait()
         await self._info_reply.wait()
 
-    @property
-    def is_current(self) -> bool:
+    def _transport_is_current(self) -> bool:
         return not (self._closed or self._replaced)
 
     async def _alive(self) -> bool:

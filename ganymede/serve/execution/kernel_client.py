@@ -80,11 +80,21 @@ class KernelLine(abc.ABC):
         self._executions: dict[str, _Execution] = {}
         self._iopub_live = asyncio.Event()
         self._info_reply = asyncio.Event()
+        self._outdated = False
 
     @property
-    @abc.abstractmethod
     def is_current(self) -> bool:
         """False once the kernel was restarted: a new connection must be made and proven."""
+        return not self._outdated and self._transport_is_current()
+
+    def outdate(self) -> None:
+        """The server restarted the kernel. Its own word counts: what the transport notices
+        (a new process, a restart status) can come after the next batch was sent."""
+        self._outdated = True
+
+    @abc.abstractmethod
+    def _transport_is_current(self) -> bool:
+        """Whether the transport has seen no sign of a restart."""
 
     @abc.abstractmethod
     async def close(self) -> None: ...
@@ -221,9 +231,8 @@ class KernelConnection(KernelLine):
         await self._iopub_live.wait()
         await self._info_reply.wait()
 
-    @property
-    def is_current(self) -> bool:
-        """False once the kernel was restarted: a new subscription must be made and proven."""
+    def _transport_is_current(self) -> bool:
+        """A restart starts a new process: a new subscription must be made and proven."""
         return process_of(self.kernel) is self._process
 
     def _send_execute(self, code: str) -> str:

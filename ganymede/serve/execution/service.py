@@ -9,7 +9,7 @@ changes nothing in the room.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from jupyter_server.gateway.managers import GatewayKernelManager
@@ -37,6 +37,8 @@ PREVIOUS_REQUEST_TIMEOUT = 10.0
 
 RanBy = Callable[[DocumentRoom], Author]
 CONNECT_TIMEOUT = 60.0
+KERNEL_ACTIONS_EVENT = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
+"""What jupyter_server emits after it starts, restarts, interrupts or shuts down a kernel."""
 
 
 class RoomHold:
@@ -118,6 +120,18 @@ class Executions:
         )
         await queue.put(batch)
         return batch
+
+    async def on_kernel_action(self, logger: Any, schema_id: str, data: Mapping[str, Any]) -> None:
+        """jupyter_server's ``kernel_actions`` event listener (called with these keywords): a
+        restart it made, of a local kernel or a gateway's, outdates that kernel's connection."""
+        if data.get("action") != "restart" or data.get("status") != "success":
+            return
+        queue = self._queues.get(str(data.get("kernel_id")))
+        if queue is not None:
+            self.log.info(
+                "execute: kernel %s restarted: its next batch connects anew", data["kernel_id"]
+            )
+            queue.kernel_restarted()
 
     async def stop(self) -> None:
         """Abandon every batch (the server is stopping); rooms then save what ran."""
