@@ -15,13 +15,6 @@ from tests.core.disk import code, markdown, write_notebook
 ISO_UTC = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    root = tmp_path / "root"
-    root.mkdir()
-    return root
-
-
 def paths(listing: list[dict[str, object]]) -> list[object]:
     return [entry["path"] for entry in listing]
 

@@ -17,13 +17,6 @@ from ganymede.notebook.results import RESULT_MIME, SCRAPBOOK_MIMES
 from tests.core.disk import code, display, markdown, write_notebook
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    root = tmp_path / "root"
-    root.mkdir()
-    return root
-
-
 def is_plain_json(value: Any) -> bool:
     if type(value) is dict:
         return all(type(key) is str and is_plain_json(item) for key, item in value.items())

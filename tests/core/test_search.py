@@ -14,13 +14,6 @@ from ganymede.errors import NotebookNotFound, PathError, UsageError
 from tests.core.disk import code, display, error, markdown, raw, stream, write_notebook
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    root = tmp_path / "root"
-    root.mkdir()
-    return root
-
-
 def places(answer: dict[str, Any]) -> list[tuple[str, int, str]]:
     return [(hit["path"], hit["index"], hit["in"]) for hit in answer["hits"]]
 

@@ -18,13 +18,6 @@ from tests.core.disk import code, display, error, markdown, raw, stream, write_n
 HOUR_NS = 3600 * 10**9
 
 
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    root = tmp_path / "root"
-    root.mkdir()
-    return root
-
-
 def searchable(text: str) -> SearchableNotebook:
     return SearchableNotebook.of(
         json.loads(
