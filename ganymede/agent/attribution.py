@@ -37,12 +37,18 @@ class NotebookAttribution:
         cells: Array[Any],
         author_now: AuthorNow,
         clock: Callable[[], float] = time.monotonic,
+        *,
+        cell_ids: list[str] | None = None,
     ) -> None:
+        """``cell_ids``: the cells' ids in order when the caller knows them (a room that just
+        filled its document does), which spares reading them from the document one by one."""
         self._cells = cells
         self._author_now = author_now
         self._clock = clock
         self._authors: dict[str, CellAuthors] = {}
-        self._order: list[str] = [_cell_id(cell) for cell in cells]
+        self._order: list[str] = (
+            list(cell_ids) if cell_ids is not None else [_cell_id(cell) for cell in cells]
+        )
         self.version = 0
         """Counts the transactions that changed any cell: a cheap "did the cells change?"."""
         self._touched: dict[str, int] = {}  # cell id → the version that last changed it

@@ -77,18 +77,25 @@ class RoomDocument:
     def doc(self) -> Doc:
         return self.shared.ydoc
 
-    def load(self, data: bytes, path: str, file_hash: str) -> None:
+    def load(self, data: bytes, path: str, file_hash: str, *, trusted: bool = False) -> list[str]:
         """Fill the empty document from the file's bytes (InvalidNotebook or
-        UnicodeDecodeError if they are not what ``kind`` says), in one transaction."""
+        UnicodeDecodeError if they are not what ``kind`` says), in one transaction; the ids of
+        the notebook's cells, in order (none for a text file).
+
+        ``trusted``: the file is signed, so every code cell is marked trusted (see ``trust``).
+        """
         content = self.parse(data, path)
         with self.doc.transaction():
             if isinstance(self.shared, YNotebook) and content["cells"]:
-                fill_empty_notebook(self.shared, content)
+                cell_ids = fill_empty_notebook(self.shared, content, trusted=trusted)
             else:
                 self.shared.set(content)
+                cells = self.shared.ycells if isinstance(self.shared, YNotebook) else []
+                cell_ids = [str(cell.get("id")) for cell in cells]
             self.shared.path = path
             # set() drops every state key but dirty, path and document_id: the hash goes after.
             self.mark_saved(file_hash, clean=True)
+        return cell_ids
 
     def content(self) -> Any:
         """What ``shared.get()`` returns (a fresh notebook dict or the text), read faster."""
@@ -197,6 +204,12 @@ def notebook_content(notebook: YNotebook) -> dict[str, Any]:
         "nbformat": major,
         "nbformat_minor": minor,
     }
+
+
+def as_read_back(value: Any) -> Any:
+    """JSON data as ``read_shared`` reads it back once it is in the document (whole numbers
+    as ints), so what was parsed from a file compares equal to what the document holds."""
+    return _from_json(json.dumps(value))
 
 
 def _from_json(text: str) -> Any:

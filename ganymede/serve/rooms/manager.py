@@ -28,6 +28,7 @@ from ganymede.serve.rooms.file import RoomFile
 from ganymede.serve.rooms.lock import LockKeeper, RoomLock
 from ganymede.serve.rooms.protocol import RoomName
 from ganymede.serve.rooms.room import AwarenessRoom, Client, DocumentRoom
+from ganymede.serve.rooms.trust import file_signed
 from ganymede.serve.watcher import FileWatcher
 
 DEFAULT_GRACE_PERIOD = 60.0
@@ -191,7 +192,9 @@ class RoomManager:
         file = RoomFile(name.file_id, self.file_ids, self.hash_algorithm)
         snapshot = await asyncio.to_thread(file.read)
         document = RoomDocument(kind)
-        document.load(snapshot.data, snapshot.path, snapshot.hash)
+        # Checked first, so the fill marks trusted cells as it goes.
+        signed = await file_signed(document, snapshot.data, snapshot.path)
+        cell_ids = document.load(snapshot.data, snapshot.path, snapshot.hash, trusted=signed)
         lock = RoomLock(file.os_path().resolve(), self.runtime_dir)
         read_only = not lock.try_acquire()
         self.log.info(
@@ -205,6 +208,8 @@ class RoomManager:
             document,
             file,
             snapshot,
+            cell_ids=cell_ids,
+            signed=signed,
             save_delay=self.save_delay,
             log=self.log,
             read_only=read_only,

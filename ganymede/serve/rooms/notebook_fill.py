@@ -33,20 +33,28 @@ class _Text(str):
     """A value set() stores as a shared text (a cell's source, a stream output's text)."""
 
 
-def fill_empty_notebook(notebook: YNotebook, content: dict[str, Any]) -> None:
-    """Fill the empty ``notebook`` with ``content`` in one transaction (the caller's, if open).
+def fill_empty_notebook(
+    notebook: YNotebook, content: dict[str, Any], *, trusted: bool = False
+) -> list[str]:
+    """Fill the empty ``notebook`` with ``content`` in one transaction (the caller's, if open);
+    the cells' ids, in order (set() gives a cell without one a fresh id, and so does this).
 
-    ``content`` has at least one cell (set() invents one for a notebook with none) and is not
-    changed.
+    ``trusted`` marks every code cell ``metadata.trusted``, as jupyter_server marks the cells of
+    a signed notebook it reads, in the same pass. ``content`` has at least one cell (set()
+    invents one for a notebook with none) and is not changed.
     """
     if not content["cells"]:
         raise ValueError("a notebook without cells is left to YNotebook.set()")
+    ids = []
     with notebook.ydoc.transaction() as transaction:
         _fill_meta(notebook, content)
         txn = transaction._txn
         cells = notebook.ycells.integrated
         for index, cell in enumerate(content["cells"]):
-            _fill_map(cells.insert_map_prelim(txn, index), txn, _cell_entries(cell))
+            entries = _cell_entries(cell, trusted)
+            _fill_map(cells.insert_map_prelim(txn, index), txn, entries)
+            ids.append(entries["id"])
+    return ids
 
 
 def _fill_meta(notebook: YNotebook, content: dict[str, Any]) -> None:
@@ -62,7 +70,7 @@ def _fill_meta(notebook: YNotebook, content: dict[str, Any]) -> None:
     ymeta["metadata"] = Map(metadata)
 
 
-def _cell_entries(value: dict[str, Any]) -> dict[str, Any]:
+def _cell_entries(value: dict[str, Any], trusted: bool) -> dict[str, Any]:
     """A cell's keys in the order set() inserts them, the shared ones marked by their type."""
     cell = dict(value)
     if "id" not in cell:
@@ -75,6 +83,8 @@ def _cell_entries(value: dict[str, Any]) -> dict[str, Any]:
     elif cell["cell_type"] == "code":
         cell["outputs"] = _SharedArray(_output_entries(o) for o in cell.get("outputs", []))
         cell["execution_state"] = "idle"
+        if trusted:
+            cell["metadata"]["trusted"] = True
     return cell
 
 

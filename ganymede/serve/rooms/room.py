@@ -136,10 +136,14 @@ class DocumentRoom(AwarenessRoom):
         file: RoomFile,
         snapshot: Snapshot,
         *,
+        cell_ids: list[str],
+        signed: bool,
         save_delay: float,
         log: logging.Logger,
         read_only: bool = False,
     ) -> None:
+        """``document`` was just filled from ``snapshot`` by ``RoomDocument.load``, which gave
+        its cells ``cell_ids``; ``signed``: the snapshot's signature is known (``file_signed``)."""
         super().__init__(name, log)
         self.document = document
         self.read_only = read_only
@@ -160,9 +164,10 @@ class DocumentRoom(AwarenessRoom):
         self._autosave = Autosave(save_delay, self._save_quietly)
         self._subscription = document.doc.observe(self._on_change)
         self._trust = OutputTrust(document, self._writer, log)
+        self._trust.take_loaded(document.parse(snapshot.data, snapshot.path), cell_ids, signed)
         self._writing_as: Author | None = None
         self.attribution = (
-            NotebookAttribution(document.shared.ycells, self._author_now)
+            NotebookAttribution(document.shared.ycells, self._author_now, cell_ids=cell_ids)
             if isinstance(document.shared, YNotebook)
             else None
         )
@@ -187,8 +192,6 @@ class DocumentRoom(AwarenessRoom):
     async def start(self) -> None:
         for leftover in await asyncio.to_thread(self.file.remove_abandoned_writes):
             self.log.info("%s: removed %s, left by a save that never finished", self.name, leftover)
-        await self._trust.load(self._base, self.document.shared.path)
-        self._mark_trusted_cells()
         await self._autosave.start()
 
     async def stop(self) -> None:

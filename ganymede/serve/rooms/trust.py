@@ -35,7 +35,13 @@ from typing import Any
 from pycrdt import ArrayEvent, Map, MapEvent
 
 from ganymede.errors import InvalidNotebook
-from ganymede.serve.rooms.document import DocumentKind, RoomDocument, read_shared, shared_cells
+from ganymede.serve.rooms.document import (
+    DocumentKind,
+    RoomDocument,
+    as_read_back,
+    read_shared,
+    shared_cells,
+)
 from ganymede.trust import is_signed, sign_data
 
 RICH_OUTPUT_TYPES = frozenset({"execute_result", "display_data"})
@@ -58,7 +64,19 @@ class CellTrust(Enum):
 
 
 def outputs_hash(outputs: list[Any]) -> str:
-    return hashlib.sha256(json.dumps(outputs, sort_keys=True).encode("utf-8")).hexdigest()
+    """Outputs as parsed from a file and as read from the document hash alike."""
+    text = json.dumps(as_read_back(outputs), sort_keys=True)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+async def file_signed(document: RoomDocument, data: bytes, path: str) -> bool:
+    """Whether this version of a room's file carries a signature the notary knows (a text file:
+    never). InvalidNotebook or UnicodeDecodeError if it cannot be read. It is parsed through
+    the document, so the load or merge that follows takes the parse from there."""
+    if document.kind is not DocumentKind.NOTEBOOK:
+        return False
+    notebook = document.parse(data, path)
+    return await asyncio.to_thread(is_signed, notebook)
 
 
 def needs_trust(outputs: list[Any]) -> bool:
@@ -96,20 +114,24 @@ class OutputTrust:
     def enabled(self) -> bool:
         return self._subscription is not None
 
-    async def load(self, data: bytes, path: str) -> None:
-        """Judge the outputs the room was loaded with by the file's signature."""
-        if self.enabled:
-            await self.vet_file(data, path)
-            for cell_id, outputs in self._code_cells():
-                self._take_from_file(cell_id, outputs)
+    def take_loaded(self, content: Any, cell_ids: list[str], signed: bool) -> None:
+        """Judge the outputs the room opened with by the file's signature: the document was
+        filled from ``content`` (its cells given ``cell_ids``) and, if ``signed``, its code
+        cells marked trusted as it was filled, so nothing is read back or marked here."""
+        if not self.enabled:
+            return
+        self._file_signed = signed
+        for cell_id, cell in zip(cell_ids, content["cells"], strict=False):
+            if cell.get("cell_type") == "code":
+                self._take_from_file(cell_id, cell.get("outputs") or [])
 
     async def vet_file(self, data: bytes, path: str) -> None:
         """Check the signature of a version of the file before its outputs are taken in."""
         if not self.enabled:
             return
         try:
-            self._file_signed = await asyncio.to_thread(is_signed, data, path)
-        except InvalidNotebook:
+            self._file_signed = await file_signed(self._document, data, path)
+        except (InvalidNotebook, UnicodeDecodeError):
             self._file_signed = False  # the merge will refuse it too
 
     def trust_outputs(self, cell_id: str) -> None:

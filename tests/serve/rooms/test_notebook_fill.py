@@ -133,3 +133,24 @@ def test_a_notebook_without_cells_is_left_to_set() -> None:
     document.load(json.dumps(empty).encode(), "empty.ipynb", "hash")
     cells = document.content()["cells"]
     assert [cell["cell_type"] for cell in cells] == ["code"]  # the one set() invents
+
+
+def test_a_signed_notebook_fills_with_its_code_cells_marked_trusted() -> None:
+    content = varied_notebook()
+    notebook = YNotebook()
+    cell_ids = fill_empty_notebook(notebook, content, trusted=True)
+    assert cell_ids == [cell["id"] for cell in content["cells"]]
+    for cell, ycell in zip(content["cells"], notebook.ycells, strict=True):
+        marked = ycell["metadata"].get("trusted")
+        assert marked is (True if cell["cell_type"] == "code" else None)
+        assert "trusted" not in cell["metadata"]  # the content itself is left alone
+
+
+def test_the_fill_names_the_ids_it_gave_cells_that_had_none() -> None:
+    content = varied_notebook()
+    for cell in content["cells"]:
+        del cell["id"]
+    notebook = YNotebook()
+    cell_ids = fill_empty_notebook(notebook, content)
+    assert cell_ids == [cell["id"] for cell in notebook.ycells]
+    assert len(set(cell_ids)) == len(content["cells"])

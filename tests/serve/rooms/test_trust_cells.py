@@ -12,7 +12,7 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 from pycrdt import Map
 
 from ganymede.serve.rooms.document import DocumentKind, RoomDocument
-from ganymede.serve.rooms.trust import OutputTrust, Writer, needs_trust
+from ganymede.serve.rooms.trust import OutputTrust, Writer, file_signed, needs_trust, outputs_hash
 
 HTML = {"text/html": "<b>x</b>", "text/plain": "x"}
 OUTPUTS: list[dict[str, Any]] = [
@@ -44,9 +44,14 @@ class Room:
             with NotebookNotary() as notary:
                 notary.sign(nbformat.reads(self.data, as_version=4))
         self.document = RoomDocument(DocumentKind.NOTEBOOK)
-        self.document.load(self.data, "nb.ipynb", "hash")
         self.writer = Writer.CLIENT
         self.trust = OutputTrust(self.document, lambda: self.writer, logging.getLogger(__name__))
+
+    async def load(self) -> None:
+        """As a room opens: the signature first, then the fill, then the trust takes it in."""
+        signed = await file_signed(self.document, self.data, "nb.ipynb")
+        cell_ids = self.document.load(self.data, "nb.ipynb", "hash", trusted=signed)
+        self.trust.take_loaded(self.document.parse(self.data, "nb.ipynb"), cell_ids, signed)
 
     def write_outputs(self, writer: Writer, html: str) -> None:
         self.writer = writer
@@ -91,5 +96,12 @@ async def test_a_client_marking_a_cell_trusted_vouches_for_its_outputs() -> None
 
 async def loaded(*, signed: bool) -> Room:
     room = Room(signed=signed)
-    await room.trust.load(room.data, "nb.ipynb")
+    await room.load()
     return room
+
+
+def test_outputs_hash_alike_as_parsed_and_as_read_from_the_document() -> None:
+    """A file's ``10.0`` comes back from the document as ``10``: still the same outputs."""
+    parsed = [{"output_type": "display_data", "data": HTML, "metadata": {"width": 10.0}}]
+    read_back = [{"output_type": "display_data", "data": HTML, "metadata": {"width": 10}}]
+    assert outputs_hash(parsed) == outputs_hash(read_back)
