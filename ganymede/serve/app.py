@@ -9,6 +9,7 @@ own pass-through options, so those win, and both win over jupyter_server's confi
 from __future__ import annotations
 
 import asyncio
+import gc
 import importlib
 import logging
 import os
@@ -30,6 +31,7 @@ from ganymede.serve.host_kernels import HostKernelManager
 from ganymede.serve.kernel_websocket import HostFilteringConnection
 
 EXTENSION = "ganymede.serve.extension"
+YOUNG_COLLECTION_EVERY = 20_000  # allocations (Python's default: 700); see tune_garbage_collector
 # Their endpoints (collaboration rooms, file ids, execution into rooms) would collide with ours.
 DISABLED_EXTENSIONS = ("jupyter_server_ydoc", "jupyter_server_fileid", "jupyter_server_documents")
 
@@ -142,6 +144,22 @@ def use_uvloop() -> None:
     asyncio.set_event_loop_policy(uvloop.EventLoopPolicy())
 
 
+def tune_garbage_collector() -> None:
+    """Keep Python's cycle collector from pausing the server for a tenth of a second at a time.
+
+    Opening or merging a long notebook allocates a hundred thousand dicts and lists that live
+    on (parsed versions, fingerprints), and with the default thresholds that set off a full
+    collection nearly every time, each walking every object of the process: 130-240 ms on a
+    2,000-cell notebook, growing with the rooms open, and paid inside the merge that makes a
+    file's change visible. What the server holds once started (modules, classes, JupyterLab's
+    settings) is never garbage, so it is frozen out of every collection, and young collections
+    run every 20,000 allocations instead of 700.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(YOUNG_COLLECTION_EVERY, *gc.get_threshold()[1:])
+
+
 def serve(options: ServeOptions) -> None:
     """Run the server until it is stopped (Ctrl-C, SIGTERM, or the shutdown API).
 
@@ -161,6 +179,7 @@ def serve(options: ServeOptions) -> None:
     if not _extension_ready(app):
         app.log.critical("ganymede: the Ganymede extension failed to start (see above); stopping")
         raise SystemExit(1)
+    tune_garbage_collector()
     app.start()
     _leave_now()
 
