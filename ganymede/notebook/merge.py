@@ -81,6 +81,15 @@ class MergeResult:
     same_in_room: frozenset[str] = frozenset()
 
 
+def cell_fingerprint(cell: Mapping[str, Any]) -> str:
+    """A cell's JSON, keys sorted: equal fingerprints mean equal cells (see ``_CellParts``)."""
+    return json.dumps(cell, sort_keys=True, ensure_ascii=False)
+
+
+Fingerprints = Sequence[str] | None
+"""Each cell's ``cell_fingerprint``, in order, when the caller has them (None: work them out)."""
+
+
 class _CellParts:
     """A cell and the canonical keys of the parts that merge separately.
 
@@ -91,9 +100,9 @@ class _CellParts:
     lines and one string), so the parts decide.
     """
 
-    def __init__(self, cell: Mapping[str, Any]) -> None:
+    def __init__(self, cell: Mapping[str, Any], fingerprint: str | None = None) -> None:
         self.cell = cell
-        self.fingerprint = json.dumps(cell, sort_keys=True, ensure_ascii=False)
+        self.fingerprint = cell_fingerprint(cell) if fingerprint is None else fingerprint
 
     @cached_property
     def source(self) -> str:
@@ -132,18 +141,25 @@ class _CellParts:
 
 
 def merge_notebooks(
-    base: Mapping[str, Any], ours: Mapping[str, Any], theirs: Mapping[str, Any]
+    base: Mapping[str, Any],
+    ours: Mapping[str, Any],
+    theirs: Mapping[str, Any],
+    *,
+    fingerprints: tuple[Fingerprints, Fingerprints, Fingerprints] = (None, None, None),
 ) -> MergeResult:
     """Merge the room's notebook (``ours``) with the file (``theirs``) since ``base``.
 
     Inputs are nbformat 4 JSON notebooks and are never changed; the result shares no objects
-    with them.
+    with them. ``fingerprints`` may bring each side's cell fingerprints, worked out earlier:
+    a version of a file is merged in as ``theirs`` and then serves as the next ``base``.
     """
     if not all(_has_cell_ids(notebook) for notebook in (base, ours, theirs)):
         return _file_wins_outright(base, ours, theirs)
     base_cells, ours_cells, theirs_cells = (
-        {cell_id: _CellParts(cell) for cell_id, cell in side.items()}
-        for side in _cells_by_unique_id((base, ours, theirs))
+        _parts_by_id(side, side_prints)
+        for side, side_prints in zip(
+            _cells_by_unique_id((base, ours, theirs)), fingerprints, strict=True
+        )
     )
     merged_cells: dict[str, _CellParts] = {}
     conflicts: list[Conflict] = []
@@ -188,6 +204,17 @@ def merge_notebooks(
             and room_cell.fingerprint == parts.fingerprint
         ),
     )
+
+
+def _parts_by_id(
+    cells: Mapping[str, Mapping[str, Any]], fingerprints: Fingerprints
+) -> dict[str, _CellParts]:
+    if fingerprints is None:
+        return {cell_id: _CellParts(cell) for cell_id, cell in cells.items()}
+    return {
+        cell_id: _CellParts(cell, fingerprint)
+        for (cell_id, cell), fingerprint in zip(cells.items(), fingerprints, strict=True)
+    }
 
 
 def _has_cell_ids(notebook: Mapping[str, Any]) -> bool:

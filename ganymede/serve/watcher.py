@@ -69,9 +69,16 @@ class FileWatcher(Service):
     """
 
     def __init__(
-        self, on_settled: SettledHandler, *, settle: float = 0.5, settle_max: float = 5.0
+        self,
+        on_settled: SettledHandler,
+        *,
+        on_changed: Callable[[Path], None] | None = None,
+        settle: float = 0.5,
+        settle_max: float = 5.0,
     ) -> None:
+        """``on_changed(path)``, if given, hears of each change as it is seen, unsettled."""
         self._on_settled = on_settled
+        self._on_changed = on_changed
         self._settler = Settler(settle, settle_max)
         self._files: dict[Path, int] = {}
         self._seen: dict[Path, Signature] = {}  # each file as of its watch or its last report
@@ -137,6 +144,8 @@ class FileWatcher(Service):
                     path = Path(changed)
                     if path in self._files:
                         self._settler.changed(path, now)
+                        if self._on_changed is not None:
+                            self._on_changed(path)
                 self._wake.set()
 
     def _catch_up(self) -> None:

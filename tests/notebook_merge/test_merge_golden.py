@@ -16,7 +16,7 @@ from typing import Any
 import nbformat
 import pytest
 
-from ganymede.notebook.merge import merge_notebooks, merge_text
+from ganymede.notebook.merge import cell_fingerprint, merge_notebooks, merge_text
 
 CASES = Path(__file__).parent.parent / "golden" / "merge"
 NOTEBOOK_CASES = sorted(path for path in CASES.iterdir() if (path / "base.json").is_file())
@@ -65,6 +65,17 @@ def test_notebook_case(case: Path) -> None:
     again = merge_notebooks(base, ours, theirs)
     assert json.dumps(again.notebook) == json.dumps(result.notebook)
     assert again.conflicts == result.conflicts
+
+
+@pytest.mark.parametrize("case", NOTEBOOK_CASES, ids=lambda path: path.name)
+def test_fingerprints_worked_out_beforehand_merge_the_same(case: Path) -> None:
+    """A room hands over the base's and the file's fingerprints, computed while it settled."""
+    sides = [_json(case / f"{name}.json") for name in ("base", "ours", "theirs")]
+    prints = tuple([cell_fingerprint(cell) for cell in side["cells"]] for side in sides)
+    given = merge_notebooks(*sides, fingerprints=(prints[0], None, prints[2]))
+    all_given = merge_notebooks(*sides, fingerprints=prints)
+    worked_out = merge_notebooks(*sides)
+    assert given == worked_out == all_given
 
 
 @pytest.mark.parametrize("case", IDENTITY_CASES, ids=lambda path: path.name)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -66,6 +67,25 @@ async def test_several_writes_are_one_report_and_unwatched_files_none(tmp_path: 
         assert await reports.next() == (watched.absolute(), True)
         with pytest.raises(asyncio.TimeoutError):
             await reports.next(within=1.0)
+
+
+async def test_each_change_is_heard_at_once_and_reported_once_settled(tmp_path: Path) -> None:
+    watched = tmp_path / "a.ipynb"
+    watched.write_text("0")
+    reports = Reports()
+    heard: list[tuple[Path, float]] = []
+    settle = 1.0
+    async with FileWatcher(
+        reports, on_changed=lambda path: heard.append((path, time.monotonic())), settle=settle
+    ) as watcher:
+        watcher.watch(watched)
+        await asyncio.sleep(0.3)
+        written = time.monotonic()
+        watched.write_text("1")
+        assert await reports.next() == (watched.absolute(), True)
+        reported = time.monotonic()
+    assert heard and all(path == watched.absolute() for path, _ in heard)
+    assert written <= heard[0][1] < reported - settle / 2  # heard well before it settled
 
 
 async def test_a_deleted_file_is_reported_and_unwatch_stops_reports(tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
@@ -24,9 +25,12 @@ from jupyter_ydoc.ybasedoc import YBaseDoc
 from pycrdt import Array, Doc, Map
 
 from ganymede.errors import UsageError
+from ganymede.notebook.merge import cell_fingerprint
 from ganymede.notebook.nbio import dumps_fresh_notebook, parse_notebook_declared
 from ganymede.serve.rooms.notebook_fill import fill_empty_notebook
 
+# The file versions whose parse is kept: the base, the version being taken in, one read ahead.
+PARSES_KEPT = 3
 # Before nbformat 4.5 cells have no ids; jupyter_ydoc's get() leaves them out.
 _LAST_MINOR_WITHOUT_IDS = 4
 
@@ -68,10 +72,10 @@ class RoomDocument:
         # editor's undo. A room has no undo, and that stack would keep every edit, and every
         # item deleted since the room opened, alive until it closes: it records nothing here.
         self.shared.undo_manager.include_origin(NOTHING_TO_UNDO)
-        # The last two file versions parsed, with what they parsed to and the nbformat major
-        # version each declares: the bytes a merge takes in now are the base of the next one,
-        # which then need not be parsed again.
-        self._parsed: list[tuple[bytes, Any, int]] = []
+        # The last file versions parsed: the bytes a merge takes in now are the base of the
+        # next one, which then need not be parsed again, and a version read ahead while the
+        # file settles is parsed before the merge asks for it.
+        self._parsed: list[ParsedVersion] = []
 
     @property
     def doc(self) -> Doc:
@@ -145,22 +149,54 @@ class RoomDocument:
         Results are remembered and handed out again for the same bytes, so callers must not
         change them.
         """
-        return self._parse(data, path)[0]
+        return self._parse(data, path).content
 
     def declared_major(self, data: bytes, path: str) -> int:
         """The nbformat major version a notebook file declares (1-4; ``parse`` upgrades)."""
-        return self._parse(data, path)[1]
+        return self._parse(data, path).major
 
-    def _parse(self, data: bytes, path: str) -> tuple[Any, int]:
-        for known, content, major in self._parsed:
-            if known == data:
-                return content, major
+    def fingerprints(self, data: bytes, path: str) -> list[str]:
+        """The ``cell_fingerprint`` of each cell of a notebook version, remembered with it."""
+        version = self._parse(data, path)
+        if version.fingerprints is None:
+            version.fingerprints = [cell_fingerprint(cell) for cell in version.content["cells"]]
+        return version.fingerprints
+
+    def parse_apart(self, data: bytes, path: str) -> ParsedVersion:
+        """``parse`` and ``fingerprints`` of a version without remembering it: safe in a worker
+        thread, since it touches nothing of the document's. ``remember`` it afterwards."""
         if self.kind is DocumentKind.NOTEBOOK:
             content, major = parse_notebook_declared(data, path)
+            prints = [cell_fingerprint(cell) for cell in content["cells"]]
+            return ParsedVersion(data, content, major, prints)
+        return ParsedVersion(data, data.decode("utf-8"), 0)
+
+    def remember(self, version: ParsedVersion) -> None:
+        if not any(known.data == version.data for known in self._parsed):
+            self._parsed = [*self._parsed[-(PARSES_KEPT - 1) :], version]
+
+    def _parse(self, data: bytes, path: str) -> ParsedVersion:
+        for known in self._parsed:
+            if known.data == data:
+                return known
+        if self.kind is DocumentKind.NOTEBOOK:
+            content, major = parse_notebook_declared(data, path)
+            version = ParsedVersion(data, content, major)
         else:
-            content, major = data.decode("utf-8"), 0
-        self._parsed = [*self._parsed[-1:], (data, content, major)]
-        return content, major
+            version = ParsedVersion(data, data.decode("utf-8"), 0)
+        self.remember(version)
+        return version
+
+
+@dataclass
+class ParsedVersion:
+    """One version of the file: its bytes, what they parse to, the nbformat major version they
+    declare, and the cells' fingerprints once worked out."""
+
+    data: bytes
+    content: Any
+    major: int
+    fingerprints: list[str] | None = None
 
 
 def shared_cells(notebook: YNotebook) -> list[dict[str, Any]]:

@@ -64,7 +64,9 @@ class RoomManager:
         self._opening: dict[str, asyncio.Future[AwarenessRoom]] = {}
         self._waiting: dict[str, asyncio.Task[None]] = {}  # grace periods running
         self._closing: dict[str, asyncio.Future[None]] = {}  # rooms saving before they close
-        self._watcher = FileWatcher(self._on_settled, settle=settle, settle_max=settle_max)
+        self._watcher = FileWatcher(
+            self._on_settled, on_changed=self._on_changed, settle=settle, settle_max=settle_max
+        )
         self._watched: dict[DocumentRoom, Path] = {}
         self._keepers: dict[DocumentRoom, LockKeeper] = {}
 
@@ -256,6 +258,11 @@ class RoomManager:
         path = self._watched.pop(room, None)
         if path is not None:
             self._watcher.unwatch(path)
+
+    def _on_changed(self, path: Path) -> None:
+        for room, watched in self._watched.items():
+            if watched == path:
+                room.file_changing()
 
     async def _on_settled(self, path: Path) -> None:
         """A watched file changed: each room open on it takes the change in, or closes."""

@@ -80,8 +80,14 @@ def _merge_notebook(document: RoomDocument, base: bytes, theirs: bytes, path: st
     if any(before_version_4):
         # An nbformat 1-3 file is upgraded on every read with fresh cell ids, which match
         # nothing: without its ids every side has none, and the file wins outright.
-        sides = tuple(_without_cell_ids(notebook) for notebook in sides)
-    result = merge_notebooks(*sides)
+        result = merge_notebooks(*(_without_cell_ids(notebook) for notebook in sides))
+    else:
+        fingerprints = (
+            document.fingerprints(base, path),
+            None,
+            document.fingerprints(theirs, path),
+        )
+        result = merge_notebooks(*sides, fingerprints=fingerprints)
     room_ids = [cell.get("id") for cell in ours["cells"]]
     return FileMerge(
         content=result.notebook,

@@ -28,6 +28,7 @@ from ganymede.serve.rooms.file import RoomFile, Snapshot, WriteOutcome
 from ganymede.serve.rooms.mergein import FileMerge, apply_merge, merge_file_change
 from ganymede.serve.rooms.patch import patch_notebook, patch_text
 from ganymede.serve.rooms.protocol import SaveStatus
+from ganymede.serve.rooms.readahead import ReadAhead
 from ganymede.serve.rooms.shape_guard import ShapeGuard
 from ganymede.serve.rooms.trust import OutputTrust, Writer
 from ganymede.serve.service import Service
@@ -165,6 +166,9 @@ class DocumentRoom(AwarenessRoom):
         self._subscription = document.doc.observe(self._on_change)
         self._trust = OutputTrust(document, self._writer, log)
         self._trust.take_loaded(document.parse(snapshot.data, snapshot.path), cell_ids, signed)
+        self._read_ahead = ReadAhead(
+            file, document, self._trust, lambda: (self._base, self._file_hash), log
+        )
         self._writing_as: Author | None = None
         self.attribution = (
             NotebookAttribution(document.shared.ycells, self._author_now, cell_ids=cell_ids)
@@ -196,6 +200,7 @@ class DocumentRoom(AwarenessRoom):
 
     async def stop(self) -> None:
         """Save edits not yet written, then close every client."""
+        await self._read_ahead.stop()
         await self._autosave.stop()
         try:
             if self.has_unsaved_edits:
@@ -308,6 +313,11 @@ class DocumentRoom(AwarenessRoom):
             return Writer.CLIENT
         return Writer.FILE if self._own_change else Writer.SERVER
 
+    def file_changing(self) -> None:
+        """The watcher saw the file change; it will call ``take_in_file_change`` once the file
+        settles, and meanwhile the room reads it ahead (see ``readahead``)."""
+        self._read_ahead.file_changed()
+
     async def take_in_file_change(self) -> bool:
         """Merge what another program wrote to the file into the room; False if it is gone.
 
@@ -345,6 +355,7 @@ class DocumentRoom(AwarenessRoom):
 
     async def abandon(self) -> None:
         """The file is gone: close every client with 4404 and write nothing back."""
+        await self._read_ahead.stop()
         await self._autosave.stop()
         async with self._save_lock:  # a save under way finishes (and finds the file gone)
             for client in list(self.clients):

@@ -104,6 +104,7 @@ class OutputTrust:
         self._cells: dict[str, CellTrust] = {}
         self._distrusted: set[str] = set()  # hashes of outputs read from unsigned files
         self._file_signed = False  # the last version of the file read: signed?
+        self._checked_ahead: tuple[bytes, bool] | None = None  # a version read ahead: signed?
         self._captured: tuple[bytes, bool] | None = None  # last bytes serialised, all trusted?
         self._signed_data: bytes | None = None
         self._subscription = None
@@ -129,10 +130,20 @@ class OutputTrust:
         """Check the signature of a version of the file before its outputs are taken in."""
         if not self.enabled:
             return
+        checked, self._checked_ahead = self._checked_ahead, None
+        if checked is not None and checked[0] == data:
+            self._file_signed = checked[1]
+            return
         try:
             self._file_signed = await file_signed(self._document, data, path)
         except (InvalidNotebook, UnicodeDecodeError):
             self._file_signed = False  # the merge will refuse it too
+
+    async def check_ahead(self, data: bytes, path: str) -> None:
+        """Check a version read ahead of its taking in, so the next ``vet_file`` of it need not
+        (the answer is at most a settling time old, and used once)."""
+        if self.enabled:
+            self._checked_ahead = (data, await file_signed(self._document, data, path))
 
     def trust_outputs(self, cell_id: str) -> None:
         """A run on this server writes this cell's outputs: trust them, and what it writes next."""

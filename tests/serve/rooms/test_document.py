@@ -1,5 +1,6 @@
 """A room's document keeps no undo history: a long-lived room must not hold every edit and every
-deleted item since it opened (jupyter_ydoc's documents record each transaction for an editor)."""
+deleted item since it opened (jupyter_ydoc's documents record each transaction for an editor).
+It keeps the parse of the file's latest versions, for the merges that take them in."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ import json
 
 from jupyter_ydoc import YNotebook, YUnicode
 
-from ganymede.serve.rooms.document import DocumentKind, RoomDocument
+from ganymede.notebook.merge import cell_fingerprint
+from ganymede.serve.rooms.document import PARSES_KEPT, DocumentKind, RoomDocument
 
 NOTEBOOK = {
     "cells": [
@@ -44,3 +46,26 @@ def test_a_text_rooms_document_records_no_undo_step() -> None:
     document.doc.apply_update(client.ydoc.get_update(document.doc.get_state()))
     assert str(document.shared.get()) == "hello world"
     assert document.shared.undo_manager.undo_stack == []
+
+
+def test_a_version_parsed_apart_is_found_parsed_and_fingerprinted_once_remembered() -> None:
+    """What a room reads ahead in a worker thread, its merge then takes without parsing."""
+    document = RoomDocument(DocumentKind.NOTEBOOK)
+    data = json.dumps(NOTEBOOK).encode()
+    version = document.parse_apart(data, "a.ipynb")
+    assert version.fingerprints == [cell_fingerprint(NOTEBOOK["cells"][0])]
+    document.remember(version)
+    assert document.parse(data, "a.ipynb") is version.content
+    assert document.fingerprints(data, "a.ipynb") is version.fingerprints
+
+
+def test_the_parses_kept_are_the_latest_few() -> None:
+    document = RoomDocument(DocumentKind.NOTEBOOK)
+    versions = []
+    for n in range(PARSES_KEPT + 1):
+        data = json.dumps({**NOTEBOOK, "metadata": {"n": n}}).encode()
+        versions.append((data, document.parse(data, "a.ipynb")))
+    latest_data, latest = versions[-1]
+    assert document.parse(latest_data, "a.ipynb") is latest
+    oldest_data, oldest = versions[0]
+    assert document.parse(oldest_data, "a.ipynb") is not oldest  # parsed again

@@ -7,6 +7,7 @@ the other watches with a settle longer than any test, so its saves meet the chan
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -188,6 +189,24 @@ async def test_a_half_written_file_changes_nothing_until_a_valid_one_comes(
         path.write_bytes(notebook_bytes({"a": "1", "b": "file"}))
         await eventually(lambda: in_room(ada) == {"a": "room", "b": "file"}, "the valid file")
         await eventually(lambda: on_disk(path) == {"a": "room", "b": "file"}, "the save")
+
+
+async def test_a_version_replaced_before_it_settles_is_never_taken_in(
+    server: RunningServer,
+) -> None:
+    """The room reads a changing file ahead (0.1 s after a change, here before the 0.2 s settle);
+    a program writing again meanwhile makes that reading void, never merged."""
+    path = write(server.root / "twice.ipynb", notebook_bytes({"a": "1", "b": "2"}))
+    async with two_clients(server, "twice.ipynb") as (name, ada, _):
+        set_source(ada, 0, "room")
+        await eventually(lambda: in_room(ada)["a"] == "room", "the edit to be made")
+        path.write_bytes(notebook_bytes({"a": "1", "b": "first"}))
+        await asyncio.sleep(0.15)  # read ahead by now; not settled
+        path.write_bytes(notebook_bytes({"a": "1", "b": "second", "c": "3"}))
+        final = {"a": "room", "b": "second", "c": "3"}
+        await eventually(lambda: in_room(ada) == final, "the second version")
+        await eventually(lambda: on_disk(path) == final, "the merge to be saved")
+        assert merges(server, name) == 1
 
 
 async def test_a_notebook_without_cell_ids_takes_the_file_outright(server: RunningServer) -> None:
