@@ -45,8 +45,9 @@ from ganymede.notebook.hashing import source_hash
 from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.protocol import MessageType
 from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
-from tests.serve.rooms.client import hang_up, open_socket, room_client
+from tests.serve.rooms.client import open_socket, room_client
 from tests.serve.rooms.conftest import notebook_bytes, open_session, write
+from tests.serve.websocket import hang_up
 
 SHORT_INPUTS, LONG_INPUTS = 2_000, 100_000
 MAX_BODY = 1024 * 1024

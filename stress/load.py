@@ -1,12 +1,17 @@
 """Load: 50 clients on one notebook room plus 10 busy rooms, every update to every live client.
 
-A few clients of each room type continuously; each edit appends a token naming its writer, its
-number and the moment it was made (``|writer.number.milliseconds|``) to the writer's own cell, so
-every other client of the room can tell which edits reached it and how long each took. Tokens
-are only ever appended: an update the server merged with others still shows each of them. At the
-end the typing stops, every client must hold every other client's tokens, and the clients of a
-room must agree. The server's resident memory is sampled each second: flat after warm-up means
-the slope from the end of warm-up to the end is close to zero.
+A few clients of each room type continuously; each edit writes a token naming its writer, its
+number and the moment it was made (``|writer.number.milliseconds|``) into the writer's own cell,
+so every other client of the room can tell which edits reached it and how long each took. Each
+client records every token inserted into its document as the update arrives, so an update the
+server merged with others still shows each of them. At the end the typing stops, every client
+must have seen every other client's tokens, and the clients of a room must agree.
+
+The server's resident memory is sampled each second: flat after warm-up means the slope from the
+end of warm-up to the end is close to zero. For that the documents must not grow, so by default
+each token replaces the writer's previous one (a Yjs document keeps a small tombstone for what is
+deleted); ``--append`` keeps every token instead, as a person writing on and on would, and the
+documents' growth then shows in the server's memory.
 
 All clients live in this one asyncio process (the machine has 2 cores; the server has the other).
 
@@ -142,8 +147,11 @@ def listen(client: RoomClient, receiver: Receiver, started: float) -> None:
         receiver.subscriptions.append(source.observe(on_change))
 
 
-async def type_into(room: Room, writer: int, rng: random.Random, started: float) -> None:
-    """Append a token to the writer's own cell at random intervals until cancelled."""
+async def type_into(
+    room: Room, writer: int, rng: random.Random, started: float, append: bool
+) -> None:
+    """Write a token into the writer's own cell at random intervals until cancelled: in place
+    of the last one, or after it."""
     notebook = notebook_of(room.clients[writer])
     while True:
         await asyncio.sleep(rng.expovariate(EDITS_PER_SECOND))
@@ -151,6 +159,8 @@ async def type_into(room: Room, writer: int, rng: random.Random, started: float)
         made = int((time.monotonic() - started) * 1000)
         with notebook.ydoc.transaction():
             source: Text = notebook.ycells[writer]["source"]
+            if not append:
+                del source[:]
             source += f"|{writer}.{number}.{made}|"
             notebook.ystate["dirty"] = True
         room.sent[writer] = number
@@ -202,7 +212,7 @@ async def open_room(
     return room
 
 
-async def run_load(server: RunningServer, seconds: float, seed: int) -> Figures:
+async def run_load(server: RunningServer, seconds: float, seed: int, append: bool) -> Figures:
     rng = random.Random(seed)
     started = time.monotonic()
     samples: list[tuple[float, float]] = []
@@ -216,7 +226,8 @@ async def run_load(server: RunningServer, seconds: float, seed: int) -> Figures:
         for room in rooms:
             for writer in range(room.writers):
                 seeded = random.Random(rng.random())
-                tasks.append(asyncio.create_task(type_into(room, writer, seeded, started)))
+                typing = type_into(room, writer, seeded, started, append)
+                tasks.append(asyncio.create_task(typing))
         await asyncio.sleep(seconds)
         for task in tasks:
             task.cancel()
@@ -245,11 +256,11 @@ async def run_load(server: RunningServer, seconds: float, seed: int) -> Figures:
     )
 
 
-def load(home: Path, seconds: float, seed: int) -> Figures:
+def load(home: Path, seconds: float, seed: int, append: bool = False) -> Figures:
     (home / "root").mkdir(parents=True, exist_ok=True)
     server = start_server(home / "root", jupyter_env(home / "jupyter"))
     try:
-        return asyncio.run(run_load(server, seconds, seed))
+        return asyncio.run(run_load(server, seconds, seed, append))
     finally:
         stop_server(server)
 
@@ -259,10 +270,11 @@ def main() -> None:
     parser.add_argument("--long", action="store_true", help=f"{LONG_SECONDS:.0f} s")
     parser.add_argument("--seconds", type=float, help="how long the clients type")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--append", action="store_true", help="keep every token (docs grow)")
     args = parser.parse_args()
     seconds = args.seconds or (LONG_SECONDS if args.long else SHORT_SECONDS)
     with tempfile.TemporaryDirectory(prefix="ganymede-load-") as home:
-        figures = load(Path(home), seconds, args.seed)
+        figures = load(Path(home), seconds, args.seed, args.append)
     figures.print()
     if not figures.clean:
         print("undelivered:", figures.undelivered, "disagreeing:", figures.disagreeing_rooms)

@@ -41,6 +41,7 @@ from tornado.websocket import websocket_connect
 from ganymede.notebook.hashing import source_hash
 from stress.gateway import open_document
 from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
+from tests.serve.websocket import hang_up
 
 MARKER = f"SECRET-{uuid.uuid4().hex}"
 """Planted in every file outside what a door may read: an answer holding it leaked."""
@@ -386,7 +387,7 @@ async def refused_websocket(url: str, headers: dict[str, str]) -> bool:
     except TimeoutError:
         return False
     finally:
-        connection.close()
+        await hang_up(connection)
 
 
 def sweep_endpoints(

@@ -23,6 +23,8 @@ import pytest
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
 
+from tests.serve.websocket import hang_up
+
 SERVING = "ganymede: serving "
 STOP_TIMEOUT = 60
 
@@ -74,7 +76,7 @@ class RunningServer:
                 if reply["parent_header"].get("msg_id") == msg_id and reply["channel"] == "shell":
                     return dict(reply["content"])
         finally:
-            connection.close()
+            await hang_up(connection)
 
     def interrupt(self) -> int:
         """Ctrl-C, once, and the exit status."""

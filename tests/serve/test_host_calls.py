@@ -18,6 +18,7 @@ from tests.core.disk import code, display, markdown, write_notebook
 from tests.serve.conftest import RunningServer
 from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import open_session, sources
+from tests.serve.websocket import hang_up
 
 RESULT_MIME = "application/vnd.ganymede.result+json"
 INDEX = "journal/index.ipynb"
@@ -51,7 +52,7 @@ async def run_cell(server: RunningServer, kernel_id: str, source: str) -> str:
             elif reply["msg_type"] == "status" and reply["content"]["execution_state"] == "idle":
                 return "".join(printed)  # iopub's last word on the cell: every output is in
     finally:
-        connection.close()
+        await hang_up(connection)
 
 
 def start_session(api: httpx.Client, path: str) -> str:

@@ -24,8 +24,7 @@ from tornado.websocket import WebSocketClientConnection, WebSocketClosedError, w
 
 from ganymede.serve.rooms.protocol import MessageType
 from tests.serve.conftest import RunningServer
-
-DEADLINE = 10.0
+from tests.serve.websocket import DEADLINE, hang_up
 
 
 async def eventually(condition: Callable[[], object], what: str, timeout: float = DEADLINE) -> None:
@@ -46,25 +45,6 @@ async def open_socket(
     headers = {"Authorization": f"token {server.token}"} if authenticated else {}
     request = HTTPRequest(f"{base}api/collaboration/room/{room}{query}", headers=headers)
     return await websocket_connect(request)
-
-
-async def closed_with(connection: WebSocketClientConnection) -> tuple[int | None, str | None]:
-    """Read until the server closes; its close code and reason."""
-    while await asyncio.wait_for(connection.read_message(), DEADLINE) is not None:
-        pass
-    connection.close()  # already closed; this releases the client's side
-    return connection.close_code, connection.close_reason
-
-
-async def hang_up(connection: WebSocketClientConnection) -> None:
-    """Close from our side and wait for the server's answer, so no socket outlives its test."""
-    stream = connection.protocol.stream if connection.protocol is not None else None
-    hung_up = stream is not None and stream.closed()  # the server vanished without a close frame
-    if connection.close_code is not None or hung_up:  # nothing more will come: no end to read
-        connection.close()
-        return
-    connection.close()
-    await closed_with(connection)
 
 
 @dataclass

@@ -15,7 +15,7 @@ import pytest
 
 from ganymede.serve.rooms import protocol
 from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
-from tests.serve.rooms.client import closed_with, eventually, open_socket, room_client
+from tests.serve.rooms.client import eventually, open_socket, room_client
 from tests.serve.rooms.conftest import (
     edit_first_cell,
     notebook_bytes,
@@ -24,6 +24,7 @@ from tests.serve.rooms.conftest import (
     sources_on_disk,
     write,
 )
+from tests.serve.websocket import closed_with
 
 # Long enough for a client to come back within it on a busy machine, short enough to wait out.
 GRACE = "--GanymedeExtension.room_grace_period=2"

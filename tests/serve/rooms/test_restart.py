@@ -23,7 +23,7 @@ from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.protocol import MessageType
 from tests.serve.conftest import STOP_TIMEOUT, RunningServer, jupyter_env, start_server
 from tests.serve.conftest import stop_server as stop_server_cleanly
-from tests.serve.rooms.client import closed_with, eventually, open_socket, room_client
+from tests.serve.rooms.client import eventually, open_socket, room_client
 from tests.serve.rooms.conftest import (
     edit_first_cell,
     notebook_bytes,
@@ -32,6 +32,7 @@ from tests.serve.rooms.conftest import (
     sources_on_disk,
     write,
 )
+from tests.serve.websocket import closed_with
 
 CELLS = ["import math", "radius = 2", "area = math.pi * radius**2", "print(area)"]
 EDITED = ["import math # edited", *CELLS[1:]]

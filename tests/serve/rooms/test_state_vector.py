@@ -8,8 +8,9 @@ from pycrdt import Doc
 
 from ganymede.serve.rooms import protocol
 from tests.serve.conftest import RunningServer
-from tests.serve.rooms.client import closed_with, eventually, open_socket, room_client
+from tests.serve.rooms.client import eventually, open_socket, room_client
 from tests.serve.rooms.conftest import edit_first_cell, notebook_bytes, open_session, sources, write
+from tests.serve.websocket import closed_with
 
 # One client, then its id, then no clock: the frame is whole, the state vector inside is not.
 TRUNCATED_STATE = b"\x01\x02"
