@@ -18,7 +18,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 from tests.serve.conftest import RunningServer
-from tests.serve.rooms.client import DEADLINE
+from tests.serve.websocket import DEADLINE
 
 CLOSE = 0x8
 # A small receive window, so a client that does not read stalls the server after a few frames.

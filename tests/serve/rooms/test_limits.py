@@ -18,14 +18,7 @@ from tornado.websocket import WebSocketClosedError
 
 from ganymede.serve.rooms import protocol
 from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
-from tests.serve.rooms.client import (
-    DEADLINE,
-    closed_with,
-    eventually,
-    hang_up,
-    open_socket,
-    room_client,
-)
+from tests.serve.rooms.client import eventually, open_socket, room_client
 from tests.serve.rooms.conftest import (
     edit_first_cell,
     notebook_bytes,
@@ -34,6 +27,7 @@ from tests.serve.rooms.conftest import (
     write,
 )
 from tests.serve.rooms.raw import raw_socket
+from tests.serve.websocket import DEADLINE, closed_with, hang_up
 
 # Above what one burst of frames read off a socket can queue (tornado reads 256 KiB before
 # yielding), so a client that reads is never dropped for the room's own bursts.

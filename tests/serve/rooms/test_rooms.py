@@ -15,14 +15,7 @@ from tornado.httpclient import HTTPClientError
 from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.protocol import MessageType
 from tests.serve.conftest import RunningServer
-from tests.serve.rooms.client import (
-    RoomClient,
-    closed_with,
-    eventually,
-    hang_up,
-    open_socket,
-    room_client,
-)
+from tests.serve.rooms.client import RoomClient, eventually, open_socket, room_client
 from tests.serve.rooms.conftest import (
     edit_first_cell,
     notebook_bytes,
@@ -31,6 +24,7 @@ from tests.serve.rooms.conftest import (
     sources_on_disk,
     write,
 )
+from tests.serve.websocket import closed_with, hang_up
 
 NEW_CELL = {
     "cell_type": "code",
