@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import json
 import secrets
+from collections.abc import Callable
 from typing import Any
 
 from ganymede.errors import InvalidNotebook
@@ -36,11 +37,16 @@ def parse_notebook(text: str | bytes, path: str) -> dict[str, Any]:
     return parse_notebook_declared(text, path)[0]
 
 
-def parse_notebook_declared(text: str | bytes, path: str) -> tuple[dict[str, Any], int]:
+def parse_notebook_declared(
+    text: str | bytes, path: str, *, parse_int: Callable[[str], Any] = int
+) -> tuple[dict[str, Any], int]:
     """``parse_notebook``, and the nbformat major version ``text`` declares: a notebook before
-    version 4 comes back upgraded, its cells with fresh ids that match nothing."""
+    version 4 comes back upgraded, its cells with fresh ids that match nothing.
+
+    ``parse_int`` reads each whole number, as ``json.loads`` takes it (it may refuse one).
+    """
     try:
-        raw = json.loads(text)
+        raw = json.loads(text, parse_int=parse_int)
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise InvalidNotebook(path, f"not JSON ({error})") from None
     if not isinstance(raw, dict) or "nbformat" not in raw:

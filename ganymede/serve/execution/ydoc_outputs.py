@@ -22,6 +22,7 @@ from jupyter_ydoc.utils import cast_all
 from pycrdt import Array, Map, Text
 
 from ganymede.execute.outputs import OutputRules, apply_terminal_controls
+from ganymede.serve.rooms.document import live_value
 
 RUNNING = "running"
 IDLE = "idle"
@@ -94,8 +95,8 @@ class RoomDisplays:
     def update(self, display_id: str, content: Mapping[str, Any]) -> None:
         """Replace each output showing ``display_id`` with its new data, keeping its type and
         count (JupyterLab sees a replaced item in the outputs array and re-renders it)."""
-        data = dict(content.get("data", {}))
-        metadata = dict(content.get("metadata", {}))
+        data = live_value(dict(content.get("data", {})))
+        metadata = live_value(dict(content.get("metadata", {})))
         for place in self._shown.get(display_id, []):
             ycell = find_cell(place.notebook, place.cell_id)
             outputs = None if ycell is None else ycell.get("outputs")
@@ -195,7 +196,7 @@ class RoomCellOutputs:
         if outputs is None:
             return
         self._stream = None
-        outputs.append(Map(output))
+        outputs.append(Map(live_value(output)))
         if display_id:
             index = len(outputs) - 1
             self.displays.register(display_id, self.notebook, self.cell_id, index, output["data"])

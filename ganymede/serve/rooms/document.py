@@ -24,11 +24,13 @@ from jupyter_ydoc import YNotebook, YUnicode
 from jupyter_ydoc.ybasedoc import YBaseDoc
 from pycrdt import Array, Doc, Map
 
-from ganymede.errors import UsageError
+from ganymede.errors import InvalidNotebook, UsageError
 from ganymede.notebook.merge import cell_fingerprint
 from ganymede.notebook.nbio import dumps_fresh_notebook, parse_notebook_declared
 from ganymede.serve.rooms.notebook_fill import fill_empty_notebook
 
+# The whole numbers yrs keeps (as 64-bit integers).
+MIN_LIVE_INT, MAX_LIVE_INT = -(2**63), 2**63 - 1
 # The file versions whose parse is kept: the base, the version being taken in, one read ahead.
 PARSES_KEPT = 3
 # Before nbformat 4.5 cells have no ids; jupyter_ydoc's get() leaves them out.
@@ -166,7 +168,7 @@ class RoomDocument:
         """``parse`` and ``fingerprints`` of a version without remembering it: safe in a worker
         thread, since it touches nothing of the document's. ``remember`` it afterwards."""
         if self.kind is DocumentKind.NOTEBOOK:
-            content, major = parse_notebook_declared(data, path)
+            content, major = _parse_live_notebook(data, path)
             prints = [cell_fingerprint(cell) for cell in content["cells"]]
             return ParsedVersion(data, content, major, prints)
         return ParsedVersion(data, data.decode("utf-8"), 0)
@@ -180,7 +182,7 @@ class RoomDocument:
             if known.data == data:
                 return known
         if self.kind is DocumentKind.NOTEBOOK:
-            content, major = parse_notebook_declared(data, path)
+            content, major = _parse_live_notebook(data, path)
             version = ParsedVersion(data, content, major)
         else:
             version = ParsedVersion(data, data.decode("utf-8"), 0)
@@ -240,6 +242,39 @@ def notebook_content(notebook: YNotebook) -> dict[str, Any]:
         "nbformat": major,
         "nbformat_minor": minor,
     }
+
+
+def live_value(value: Any) -> Any:
+    """JSON data as a document can hold it: a whole number beyond 64 bits (which yrs cannot
+    hold, and pycrdt aborts on) becomes a float, as JupyterLab's JavaScript reads it anyway;
+    one beyond a float's range, its digits."""
+    if isinstance(value, dict):
+        return {key: live_value(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [live_value(item) for item in value]
+    if isinstance(value, int) and not MIN_LIVE_INT <= value <= MAX_LIVE_INT:
+        try:
+            return float(value)
+        except OverflowError:
+            return str(value)
+    return value
+
+
+def _parse_live_notebook(data: bytes, path: str) -> tuple[dict[str, Any], int]:
+    """A notebook file, refused (InvalidNotebook) if it holds a number a document cannot: a
+    room would have to change it on the next save, and the file is the source of truth."""
+
+    def live_int(digits: str) -> int:
+        number = int(digits)
+        if not MIN_LIVE_INT <= number <= MAX_LIVE_INT:
+            reason = (
+                f"it holds the number {digits[:40]}, beyond the 64 bits a live document keeps; "
+                "change it to open the notebook with collaboration"
+            )
+            raise InvalidNotebook(path, reason)
+        return number
+
+    return parse_notebook_declared(data, path, parse_int=live_int)
 
 
 def as_read_back(value: Any) -> Any:

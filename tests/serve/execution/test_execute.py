@@ -183,6 +183,26 @@ async def test_clears_carriage_returns_and_display_updates_as_jupyterlab_shows_t
     assert updater == [{"output_type": "stream", "name": "stdout", "text": "updated\n"}]
 
 
+async def test_an_output_holding_a_number_beyond_64_bits_is_written_as_javascript_reads_it(
+    server: RunningServer, api: httpx.Client, endpoint: httpx.AsyncClient, kernel: str
+) -> None:
+    """yrs keeps whole numbers in 64 bits and pycrdt aborts on a larger one: the room writes it
+    as the float JupyterLab's JavaScript makes of it, and the run carries on."""
+    sources = {
+        "big": "from IPython.display import display\n"
+        "display({'text/plain': 'big'}, raw=True, metadata={'n': 2**70, 'm': 10**400})",
+        "after": "print('still running')",
+    }
+    document = add_notebook(server, api, "big.ipynb", **sources)
+    answer = await execute(endpoint, kernel, document, hashed(*sources.items()), wait=60)
+    reply = answer.json()
+    assert reply["finished"] is True, reply
+    big, after = (cell["outputs"] for cell in reply["cells"])
+    assert big[0]["metadata"]["n"] == float(2**70)
+    assert big[0]["metadata"]["m"] == str(10**400)
+    assert after == [{"output_type": "stream", "name": "stdout", "text": "still running\n"}]
+
+
 async def test_jupyterlabs_form_answers_once_the_cell_ran(
     server: RunningServer, api: httpx.Client, endpoint: httpx.AsyncClient, kernel: str
 ) -> None:

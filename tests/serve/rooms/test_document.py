@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from jupyter_ydoc import YNotebook, YUnicode
 
+from ganymede.errors import InvalidNotebook
 from ganymede.notebook.merge import cell_fingerprint
-from ganymede.serve.rooms.document import PARSES_KEPT, DocumentKind, RoomDocument
+from ganymede.serve.rooms.document import PARSES_KEPT, DocumentKind, RoomDocument, live_value
 
 NOTEBOOK = {
     "cells": [
@@ -69,3 +71,30 @@ def test_the_parses_kept_are_the_latest_few() -> None:
     assert document.parse(latest_data, "a.ipynb") is latest
     oldest_data, oldest = versions[0]
     assert document.parse(oldest_data, "a.ipynb") is not oldest  # parsed again
+
+
+@pytest.mark.parametrize("number", [2**63, -(2**63) - 1, 10**400])
+def test_a_notebook_holding_a_number_beyond_64_bits_is_refused_by_name(number: int) -> None:
+    """yrs keeps whole numbers in 64 bits, and pycrdt aborts the process's task on a larger one."""
+    notebook = {**NOTEBOOK, "metadata": {"widget": {"id": number}}}
+    document = RoomDocument(DocumentKind.NOTEBOOK)
+    with pytest.raises(InvalidNotebook, match=f"the number {str(number)[:20]}"):
+        document.load(json.dumps(notebook).encode(), "a.ipynb", "hash")
+
+
+def test_numbers_at_the_64_bit_edges_load() -> None:
+    notebook = {**NOTEBOOK, "metadata": {"edges": [2**63 - 1, -(2**63)]}}
+    document = RoomDocument(DocumentKind.NOTEBOOK)
+    document.load(json.dumps(notebook).encode(), "a.ipynb", "hash")
+    assert document.content()["metadata"]["edges"] == [2**63 - 1, -(2**63)]
+
+
+def test_live_value_turns_only_numbers_beyond_64_bits_into_floats() -> None:
+    value = {"a": [2**64, -(2**64), 10**400], "b": True, "c": 2**63 - 1, "d": 1.5, "e": "x"}
+    assert live_value(value) == {
+        "a": [float(2**64), float(-(2**64)), str(10**400)],
+        "b": True,
+        "c": 2**63 - 1,
+        "d": 1.5,
+        "e": "x",
+    }

@@ -20,8 +20,9 @@ from jupyter_ydoc import YNotebook, YUnicode
 from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.protocol import MessageType
 from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
-from tests.serve.rooms.client import RoomClient, eventually, room_client
+from tests.serve.rooms.client import RoomClient, eventually, open_socket, room_client
 from tests.serve.rooms.conftest import open_session, sources, write
+from tests.serve.websocket import closed_with
 
 QUICK_WATCHER = b"[serve]\nsave_delay = 60.0\nsettle = 0.2\nsettle_max = 2.0\n"
 SLOW_WATCHER = b"[serve]\nsave_delay = 60.0\nsettle = 60.0\nsettle_max = 60.0\n"
@@ -207,6 +208,43 @@ async def test_a_version_replaced_before_it_settles_is_never_taken_in(
         await eventually(lambda: in_room(ada) == final, "the second version")
         await eventually(lambda: on_disk(path) == final, "the merge to be saved")
         assert merges(server, name) == 1
+
+
+async def test_a_file_with_a_number_beyond_64_bits_is_refused_and_the_watcher_goes_on(
+    server: RunningServer,
+) -> None:
+    """pycrdt aborts on such a number with an exception no ``except Exception`` catches: taken
+    into the room it once ended the watcher's task, and no room saw another file change."""
+    path = write(server.root / "huge.ipynb", notebook_bytes({"a": "1", "b": "2"}))
+    async with two_clients(server, "huge.ipynb") as (name, ada, _):
+        set_source(ada, 0, "room")
+        await eventually(lambda: in_room(ada)["a"] == "room", "the edit to be made")
+        huge = json.loads(notebook_bytes({"a": "1", "b": "file"}))
+        huge["metadata"]["widget_id"] = 2**64
+        path.write_text(json.dumps(huge))
+        refusal = f"room {name}: its file changed but cannot be read"
+        await eventually(lambda: refusal in server.log.read_text(), "the room to refuse it")
+        assert "beyond the 64 bits" in server.log.read_text()
+        assert in_room(ada) == {"a": "room", "b": "2"}
+        path.write_bytes(notebook_bytes({"a": "1", "b": "file"}))
+        await eventually(lambda: in_room(ada) == {"a": "room", "b": "file"}, "the next change")
+
+
+async def test_a_notebook_with_a_number_beyond_64_bits_does_not_open_and_says_why(
+    server: RunningServer,
+) -> None:
+    huge = json.loads(notebook_bytes({"a": "1"}))
+    huge["cells"][0]["metadata"]["seed"] = -(2**70)
+    write(server.root / "huge-at-open.ipynb", json.dumps(huge).encode())
+    with server.client() as api:
+        name, session = open_session(api, "huge-at-open.ipynb")
+    connection = await open_socket(server, name, session)
+    code, reason = await closed_with(connection)
+    assert code == protocol.CloseCode.BAD_REQUEST
+    assert reason is not None and "beyond the 64 bits" in reason
+    write(server.root / "fine.ipynb", notebook_bytes({"a": "1"}))
+    async with two_clients(server, "fine.ipynb") as (_, ada, _):  # the server serves on
+        assert in_room(ada) == {"a": "1"}
 
 
 async def test_a_notebook_without_cell_ids_takes_the_file_outright(server: RunningServer) -> None:
