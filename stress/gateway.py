@@ -64,8 +64,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def running_gateway(home: Path) -> Iterator[Gateway]:
-    """A kernel gateway serving kernels from this environment, its Jupyter dirs under ``home``."""
+def running_gateway(home: Path, *args: str) -> Iterator[Gateway]:
+    """A kernel gateway serving kernels from this environment, its Jupyter dirs under ``home``;
+    ``args`` go on its command line."""
     port = free_port()
     log = home / "gateway.log"
     command = [
@@ -74,6 +75,7 @@ def running_gateway(home: Path) -> Iterator[Gateway]:
         "kernel_gateway",
         "--KernelGatewayApp.ip=127.0.0.1",
         f"--KernelGatewayApp.port={port}",
+        *args,
     ]
     process = subprocess.Popen(
         command, env=jupyter_env(home / "gateway"), stderr=subprocess.PIPE, text=True

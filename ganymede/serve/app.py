@@ -28,6 +28,7 @@ from traitlets import default
 
 from ganymede.serve.contents import GanymedeContentsManager
 from ganymede.serve.host_kernels import HostKernelManager
+from ganymede.serve.kernel_output import BoundedGatewayConnection
 from ganymede.serve.kernel_websocket import HostFilteringConnection
 
 EXTENSION = "ganymede.serve.extension"
@@ -96,9 +97,10 @@ class GanymedeServerApp(ServerApp):
 
     @default("kernel_websocket_connection_class")
     def _default_kernel_websocket_connection_class(self) -> Any:
-        """Kernel websockets that keep the host comm's traffic from every client."""
+        """Kernel websockets that keep the host comm's traffic from every client (a gateway's
+        kernels have none), and drop output a client is too far behind to take."""
         if self.gateway_config.gateway_enabled:
-            return super()._default_kernel_websocket_connection_class()
+            return BoundedGatewayConnection
         return HostFilteringConnection
 
     def init_signal(self) -> None:

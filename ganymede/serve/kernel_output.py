@@ -7,15 +7,20 @@ prints. Here every write is counted until the stream has flushed it; once a clie
 ``[serve] client_queue_messages`` messages or ``max_body_size`` bytes behind, further iopub
 messages to it are dropped, not written. The connection stays open: replies on shell and
 control still go through, and output flows again as soon as the client catches up. Rooms get
-every output regardless; only this client's live view misses some.
+every output regardless; only this client's live view misses some. Kernels on a gateway get the
+same bound on what the server relays to their clients.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 from typing import Any
 
+from jupyter_server.gateway.connections import GatewayWebSocketConnection
 from jupyter_server.services.kernels.connection.channels import ZMQChannelsWebsocketConnection
+from tornado.websocket import WebSocketClosedError
 
 from ganymede.config import ServeConfig
 from ganymede.serve.context import SETTINGS_KEY
@@ -44,9 +49,13 @@ class OutputBacklog:
         self.size -= size
 
 
-class BoundedOutputConnection(ZMQChannelsWebsocketConnection):
-    """jupyter_server's kernel websocket, with its client's unflushed output bounded."""
+class CountedWrites:
+    """What a kernel websocket connection class adds to count its client's unflushed writes and
+    drop iopub output past the bound (mixed into jupyter_server's local and gateway classes)."""
 
+    websocket_handler: Any
+    kernel_id: str
+    log: Any
     _backlog: OutputBacklog | None = None
 
     @property
@@ -55,11 +64,6 @@ class BoundedOutputConnection(ZMQChannelsWebsocketConnection):
             serve = _serve_config(self.websocket_handler.settings)
             self._backlog = OutputBacklog(serve.client_queue_messages, serve.max_body_size)
         return self._backlog
-
-    @property
-    def write_message(self) -> Any:
-        """jupyter_server writes every message through this: each is counted until flushed."""
-        return self._write_counted
 
     def _write_counted(self, message: bytes | str, binary: bool = False) -> Any:
         size = len(message)
@@ -75,30 +79,64 @@ class BoundedOutputConnection(ZMQChannelsWebsocketConnection):
         written.add_done_callback(flushed)
         return written
 
+    def _admits_output(self, size: int) -> bool:
+        """Whether an iopub message of ``size`` bytes goes to the client (else it is dropped)."""
+        backlog = self.backlog
+        if backlog.full(size):
+            if backlog.dropped == 0:
+                self.log.warning(
+                    "kernel %s: a client is %d messages (%d bytes) behind; dropping its "
+                    "output until it catches up",
+                    self.kernel_id,
+                    backlog.messages,
+                    backlog.size,
+                )
+            backlog.dropped += 1
+            return False
+        if backlog.dropped:
+            self.log.warning(
+                "kernel %s: a client caught up; %d output messages were dropped for it",
+                self.kernel_id,
+                backlog.dropped,
+            )
+            backlog.dropped = 0
+        return True
+
+
+class BoundedOutputConnection(CountedWrites, ZMQChannelsWebsocketConnection):
+    """jupyter_server's kernel websocket, with its client's unflushed output bounded."""
+
+    @property
+    def write_message(self) -> Any:
+        """jupyter_server writes every message through this: each is counted until flushed."""
+        return self._write_counted
+
     def handle_outgoing_message(self, stream: Any, outgoing_msg: list[Any]) -> None:
         channel = stream if isinstance(stream, str) else getattr(stream, "channel", None)
-        if channel == "iopub":
-            size = sum(len(part) for part in outgoing_msg)
-            backlog = self.backlog
-            if backlog.full(size):
-                if backlog.dropped == 0:
-                    self.log.warning(
-                        "kernel %s: a client is %d messages (%d bytes) behind; dropping its "
-                        "output until it catches up",
-                        self.kernel_id,
-                        backlog.messages,
-                        backlog.size,
-                    )
-                backlog.dropped += 1
-                return
-            if backlog.dropped:
-                self.log.warning(
-                    "kernel %s: a client caught up; %d output messages were dropped for it",
-                    self.kernel_id,
-                    backlog.dropped,
-                )
-                backlog.dropped = 0
+        if channel == "iopub" and not self._admits_output(sum(len(p) for p in outgoing_msg)):
+            return
         super().handle_outgoing_message(stream, outgoing_msg)
+
+
+class BoundedGatewayConnection(CountedWrites, GatewayWebSocketConnection):
+    """A gateway kernel's websocket, bounded alike: the gateway relays each message as JSON
+    text, whose ``channel`` says whether it is output."""
+
+    def handle_outgoing_message(self, incoming_msg: str, *args: Any) -> None:
+        if _channel_of(incoming_msg) == "iopub" and not self._admits_output(len(incoming_msg)):
+            return
+        with contextlib.suppress(WebSocketClosedError):  # the client is gone: nothing to bound
+            self._write_counted(incoming_msg)
+
+
+def _channel_of(message: str | bytes) -> str | None:
+    if not isinstance(message, str):
+        return None  # not the JSON text a gateway relays: let it through
+    try:
+        decoded = json.loads(message)
+    except json.JSONDecodeError:
+        return None
+    return decoded.get("channel") if isinstance(decoded, dict) else None
 
 
 def _serve_config(settings: dict[str, Any]) -> ServeConfig:

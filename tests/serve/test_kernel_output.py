@@ -1,39 +1,23 @@
 """The kernel websocket drops output a client is too far behind to take, and stays open.
 
-The client here is a websocket written by hand on a socket with a tiny receive window, which
-reads nothing while its kernel prints megabytes: the server must stop queueing output for it
-past ``[serve]`` limits instead of buffering all of it, and once the client reads again the
-connection is still there, with the execute reply and a fresh kernel_info reply.
+The client (``raw_kernel``) reads nothing while its kernel prints megabytes: the server must stop
+queueing output for it past ``[serve]`` limits instead of buffering all of it, and once the
+client reads again the connection is still there, with the execute reply and a fresh
+kernel_info reply. ``tests/stress/test_gateway.py`` holds a gateway's kernels to the same.
 """
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import json
-import os
-import socket
-import struct
-import urllib.parse
-import uuid
 from collections.abc import Iterator
 
 import pytest
 
 from ganymede.serve.kernel_output import OutputBacklog
 from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
-from tests.serve.rooms.client import eventually
+from tests.serve.raw_kernel import BOUNDED_CONFIG, output_is_dropped_and_the_connection_stays
 
-MAX_BODY = 256 * 1024
-QUEUE_MESSAGES = 50
-CONFIG = f"[serve]\nmax_body_size = {MAX_BODY}\nclient_queue_messages = {QUEUE_MESSAGES}\n"
 # jupyter_server's own rate limits off, so only the bound under test can drop anything.
 NO_RATE_LIMITS = ("--ZMQChannelsWebsocketConnection.limit_rate=False",)
-LINES = 1000
-PRINT_LOTS = f"for i in range({LINES}):\n    print(str(i).rjust(20000, 'x'), flush=True)\n"
-TEXT, CLOSE = 0x1, 0x8
-RECEIVE_BUFFER = 4096
-DEADLINE = 60.0
 
 
 def test_a_backlog_is_full_at_either_limit() -> None:
@@ -54,114 +38,19 @@ def bounded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]
     home = tmp_path_factory.mktemp("bounded")
     root = home / "root"
     root.mkdir()
-    (root / "ganymede.toml").write_text(CONFIG)
+    (root / "ganymede.toml").write_text(BOUNDED_CONFIG)
     running = start_server(root, jupyter_env(home / "jupyter"), *NO_RATE_LIMITS)
     yield running
     stop_server(running)
 
 
-class RawKernelSocket:
-    """Just enough websocket to send requests and read what the server sent, when told to."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-
-    async def send(self, message: dict[str, object]) -> None:
-        payload = json.dumps(message).encode()
-        mask = os.urandom(4)
-        header = bytes([0x80 | TEXT])
-        if len(payload) < 126:
-            header += bytes([0x80 | len(payload)])
-        else:
-            header += bytes([0x80 | 126]) + struct.pack("!H", len(payload))
-        masked = bytes(byte ^ mask[i % 4] for i, byte in enumerate(payload))
-        self.writer.write(header + mask + masked)
-        await self.writer.drain()
-
-    async def receive(self) -> dict[str, object] | None:
-        """The next message, None when the server closed."""
-        header = await self.reader.readexactly(2)
-        length = header[1] & 0x7F
-        if length == 126:
-            (length,) = struct.unpack("!H", await self.reader.readexactly(2))
-        elif length == 127:
-            (length,) = struct.unpack("!Q", await self.reader.readexactly(8))
-        payload = await self.reader.readexactly(length)
-        if header[0] & 0x0F == CLOSE:
-            return None
-        return json.loads(payload)
-
-
-async def connect(server: RunningServer, kernel_id: str) -> RawKernelSocket:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
-    sock.setblocking(False)
-    await asyncio.get_running_loop().sock_connect(sock, ("127.0.0.1", server.port))
-    reader, writer = await asyncio.open_connection(sock=sock)
-    path = urllib.parse.urlsplit(server.base).path
-    key = base64.b64encode(os.urandom(16)).decode()
-    writer.write(
-        (
-            f"GET {path}api/kernels/{kernel_id}/channels HTTP/1.1\r\n"
-            f"Host: 127.0.0.1:{server.port}\r\n"
-            "Upgrade: websocket\r\nConnection: Upgrade\r\n"
-            f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-            f"Authorization: token {server.token}\r\n\r\n"
-        ).encode()
-    )
-    await writer.drain()
-    answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), DEADLINE)
-    assert answer.startswith(b"HTTP/1.1 101 "), answer
-    return RawKernelSocket(reader, writer)
-
-
-def request(msg_type: str, content: dict[str, object]) -> dict[str, object]:
-    msg_id = uuid.uuid4().hex
-    header = {"msg_id": msg_id, "msg_type": msg_type, "session": "s", "username": "test"}
-    header |= {"version": "5.3", "date": ""}
-    return {"header": header, "parent_header": {}, "metadata": {}, "content": content} | {
-        "channel": "shell"
-    }
-
-
-async def reply_to(client: RawKernelSocket, sent: dict[str, object]) -> tuple[dict, int]:
-    """Read until the shell reply to ``sent``; it, and how many stream outputs came first."""
-    msg_id = sent["header"]["msg_id"]  # type: ignore[index]
-    streams = 0
-    while True:
-        message = await asyncio.wait_for(client.receive(), DEADLINE)
-        assert message is not None, "the server closed the kernel websocket"
-        if message["msg_type"] == "stream":
-            streams += 1
-        parent = message["parent_header"]
-        if message["channel"] == "shell" and parent.get("msg_id") == msg_id:  # type: ignore[union-attr]
-            return message, streams
-
-
 async def test_output_past_the_limit_is_dropped_and_the_connection_stays(
     bounded: RunningServer,
 ) -> None:
-    server = bounded
-    with server.client() as api:
+    with bounded.client() as api:
         kernel_id = api.post("api/kernels", json={"name": "python3"}).json()["id"]
     try:
-        client = await connect(server, kernel_id)
-        try:
-            execute = request("execute_request", {"code": PRINT_LOTS, "silent": False})
-            await client.send(execute)
-            dropping = f"kernel {kernel_id}: a client is "
-            await eventually(lambda: dropping in server.log.read_text(), "output dropped", DEADLINE)
-
-            reply, streams = await reply_to(client, execute)
-            assert reply["content"]["status"] == "ok"
-            assert 0 < streams < LINES
-            info = request("kernel_info_request", {})
-            await client.send(info)
-            reply, _ = await reply_to(client, info)
-            assert reply["content"]["status"] == "ok"
-        finally:
-            client.writer.transport.abort()
+        await output_is_dropped_and_the_connection_stays(bounded, kernel_id)
     finally:
-        with server.client() as api:
+        with bounded.client() as api:
             api.delete(f"api/kernels/{kernel_id}")

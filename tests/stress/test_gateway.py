@@ -1,7 +1,7 @@
 """``ganymede serve --gateway-url`` against a real Jupyter kernel gateway on loopback: kernels
 started through the server run on the gateway, cells sent to the execute endpoint land in the
-room (and the file), a failing cell stops its batch, a restart is survived, and such kernels get
-no host comm."""
+room (and the file), a failing cell stops its batch, a restart is survived, such kernels get
+no host comm, and output a client is too far behind to take is dropped as for local kernels."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from stress.gateway import (
     write_notebook,
 )
 from tests.serve.conftest import RunningServer
+from tests.serve.raw_kernel import BOUNDED_CONFIG, output_is_dropped_and_the_connection_stays
 from tests.serve.rooms.client import eventually
 
 # A gateway, a server and their kernels start in the first test that needs them.
@@ -32,13 +33,27 @@ pytestmark = pytest.mark.timeout(300)
 
 @pytest.fixture(scope="module")
 def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
-    with running_gateway(tmp_path_factory.mktemp("gateway")) as running:
+    # The gateway's own iopub rate limit off: only the server's bound may drop output here.
+    no_rate_limit = "--ZMQChannelsWebsocketConnection.limit_rate=False"
+    with running_gateway(tmp_path_factory.mktemp("gateway"), no_rate_limit) as running:
         yield running
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, gateway: Gateway) -> Iterator[RunningServer]:
     with served(tmp_path_factory.mktemp("serve"), "--gateway-url", gateway.url) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def bounded_server(
+    tmp_path_factory: pytest.TempPathFactory, gateway: Gateway
+) -> Iterator[RunningServer]:
+    """A server on the same gateway whose clients may fall only a little behind."""
+    home = tmp_path_factory.mktemp("bounded")
+    (home / "root").mkdir()
+    (home / "root" / "ganymede.toml").write_text(BOUNDED_CONFIG)
+    with served(home, "--gateway-url", gateway.url) as running:
         yield running
 
 
@@ -158,3 +173,15 @@ def test_a_gateway_kernel_gets_no_host_comm_where_a_local_one_does(
 def test_the_stress_script_measures_round_trips_on_the_gateway(server: RunningServer) -> None:
     timings = round_trips(server, 5)
     assert len(timings) == 5
+
+
+async def test_a_gateway_kernels_output_past_the_limit_is_dropped_and_the_connection_stays(
+    bounded_server: RunningServer,
+) -> None:
+    with bounded_server.client() as api:
+        kernel_id = start_kernel(api)
+    try:
+        await output_is_dropped_and_the_connection_stays(bounded_server, kernel_id)
+    finally:
+        with bounded_server.client() as api:
+            api.delete(f"api/kernels/{kernel_id}")
