@@ -10,8 +10,12 @@ must have seen every other client's tokens, and the clients of a room must agree
 The server's resident memory is sampled each second: flat after warm-up means the slope from the
 end of warm-up to the end is close to zero. For that the documents must not grow, so by default
 each token replaces the writer's previous one (a Yjs document keeps a small tombstone for what is
-deleted); ``--append`` keeps every token instead, as a person writing on and on would, and the
-documents' growth then shows in the server's memory.
+deleted), and a writer marks the document dirty only when it is not yet, as JupyterLab does (a
+shared map keeps an entry for every value a key was ever set to). ``--append`` keeps every token
+instead, as a person writing on and on would, and the documents' growth then shows in the
+server's memory. Each save also leaves its entries in the document's shared ``state`` map (the
+new hash, clean, then dirty again at the next edit): ``--save-delay 3600`` keeps the rooms from
+saving during the run, so that what is left growing is the server's own.
 
 All clients live in this one asyncio process (the machine has 2 cores; the server has the other).
 
@@ -162,7 +166,8 @@ async def type_into(
             if not append:
                 del source[:]
             source += f"|{writer}.{number}.{made}|"
-            notebook.ystate["dirty"] = True
+            if notebook.ystate.get("dirty") is not True:  # as JupyterLab: only when it changes
+                notebook.ystate["dirty"] = True
         room.sent[writer] = number
 
 
@@ -256,8 +261,12 @@ async def run_load(server: RunningServer, seconds: float, seed: int, append: boo
     )
 
 
-def load(home: Path, seconds: float, seed: int, append: bool = False) -> Figures:
+def load(
+    home: Path, seconds: float, seed: int, append: bool = False, save_delay: float | None = None
+) -> Figures:
     (home / "root").mkdir(parents=True, exist_ok=True)
+    if save_delay is not None:
+        write(home / "root" / "ganymede.toml", f"[serve]\nsave_delay = {save_delay}\n".encode())
     server = start_server(home / "root", jupyter_env(home / "jupyter"))
     try:
         return asyncio.run(run_load(server, seconds, seed, append))
@@ -271,10 +280,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, help="how long the clients type")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--append", action="store_true", help="keep every token (docs grow)")
+    parser.add_argument(
+        "--save-delay", type=float, help="seconds of quiet before a room saves (default 1)"
+    )
     args = parser.parse_args()
     seconds = args.seconds or (LONG_SECONDS if args.long else SHORT_SECONDS)
     with tempfile.TemporaryDirectory(prefix="ganymede-load-") as home:
-        figures = load(Path(home), seconds, args.seed, args.append)
+        figures = load(Path(home), seconds, args.seed, args.append, args.save_delay)
     figures.print()
     if not figures.clean:
         print("undelivered:", figures.undelivered, "disagreeing:", figures.disagreeing_rooms)
