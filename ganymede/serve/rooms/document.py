@@ -31,8 +31,9 @@ from ganymede.serve.rooms.notebook_fill import fill_empty_notebook
 
 # The whole numbers yrs keeps (as 64-bit integers).
 MIN_LIVE_INT, MAX_LIVE_INT = -(2**63), 2**63 - 1
-# The file versions whose parse is kept: the base, the version being taken in, one read ahead.
-PARSES_KEPT = 3
+# The file versions whose parse is kept: the merge base and the version taken in or read ahead
+# (a parsed 3 MB notebook with its fingerprints holds about 7 MB).
+PARSES_KEPT = 2
 # Before nbformat 4.5 cells have no ids; jupyter_ydoc's get() leaves them out.
 _LAST_MINOR_WITHOUT_IDS = 4
 
