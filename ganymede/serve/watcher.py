@@ -3,7 +3,9 @@
 A program that writes a notebook (an editor, ``git checkout``, an agent's script) often writes it
 in several steps; reading it mid-way would merge a half-written file. So a file is reported only
 once it has been quiet for ``settle`` seconds, and at the latest ``settle_max`` seconds after its
-first change, so a file rewritten continuously is still taken in. watchfiles watches only the
+first change, so a file rewritten continuously is still taken in. Quiet counts from the write
+itself, dated by the file's modification time: watchfiles hands a change over some tens of
+milliseconds after it (its step), which need not be waited again. watchfiles watches only the
 directories of open rooms (not recursively), and the set follows rooms as they open and close.
 
 The watcher reports paths; telling a room's own writes apart is the room's business (it compares
@@ -28,6 +30,7 @@ import watchfiles
 from ganymede.serve.service import Service
 
 SettledHandler = Callable[[Path], Awaitable[None]]
+MAX_DETECTION_LAG = 0.1  # seconds a change may be dated back by its file's modification time
 Signature = tuple[int, int, int] | None  # inode, size, mtime; None: no such file
 log = logging.getLogger(__name__)
 
@@ -44,7 +47,7 @@ class Settler:
 
     def changed(self, path: Path, now: float) -> None:
         self._first.setdefault(path, now)
-        self._last[path] = now
+        self._last[path] = max(self._last.get(path, now), now)
 
     def due_at(self, path: Path) -> float:
         return min(self._last[path] + self.settle, self._first[path] + self.settle_max)
@@ -59,6 +62,16 @@ class Settler:
         for path in due:
             del self._first[path], self._last[path]
         return due
+
+
+def change_time(seen: float, age: float | None) -> float:
+    """When a change seen at ``seen`` was made, the file's modification time being ``age``
+    seconds old by the wall clock (None: unknown). No further back than the watcher's detection
+    lag, and never later than seen: a file whose clock disagrees with this machine's (a network
+    drive) is dated by when it was seen."""
+    if age is None:
+        return seen
+    return seen - min(max(age, 0.0), MAX_DETECTION_LAG)
 
 
 class FileWatcher(Service):
@@ -139,11 +152,11 @@ class FileWatcher(Service):
                 recursive=False,
                 watch_filter=None,
             ):
-                now = time.monotonic()
+                now, wall_clock = time.monotonic(), time.time()
                 for _, changed in changes:
                     path = Path(changed)
                     if path in self._files:
-                        self._settler.changed(path, now)
+                        self._settler.changed(path, change_time(now, _age(path, wall_clock)))
                         if self._on_changed is not None:
                             self._on_changed(path)
                 self._wake.set()
@@ -172,6 +185,14 @@ class FileWatcher(Service):
                     await self._on_settled(path)
                 except Exception:
                     log.exception("ganymede: taking in the change to %s failed", path)
+
+
+def _age(path: Path, wall_clock: float) -> float | None:
+    """Seconds since the file was last written, by the wall clock (None: it is gone)."""
+    try:
+        return wall_clock - path.stat().st_mtime
+    except OSError:
+        return None
 
 
 def _signature(path: Path) -> Signature:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ganymede.serve.watcher import FileWatcher, Settler
+from ganymede.serve.watcher import MAX_DETECTION_LAG, FileWatcher, Settler, change_time
 
 
 def test_settler_waits_for_quiet_then_reports_once() -> None:
@@ -22,6 +22,21 @@ def test_settler_waits_for_quiet_then_reports_once() -> None:
     assert settler.take_due(10.8) == [path]
     assert settler.take_due(20.0) == []
     assert settler.next_due() is None
+
+
+def test_a_change_is_dated_back_to_its_write_within_the_detection_lag() -> None:
+    assert change_time(50.0, 0.03) == 50.0 - 0.03
+    assert change_time(50.0, 7.0) == 50.0 - MAX_DETECTION_LAG  # an old file rewritten in place
+    assert change_time(50.0, -3.0) == 50.0  # a clock ahead of this machine's
+    assert change_time(50.0, None) == 50.0  # gone: dated when seen
+
+
+def test_a_change_dated_earlier_than_one_seen_before_keeps_the_later_quiet() -> None:
+    settler = Settler(settle=0.5, settle_max=5.0)
+    path = Path("/r/a.ipynb")
+    settler.changed(path, 10.3)
+    settler.changed(path, 10.25)
+    assert settler.next_due() == 10.8
 
 
 def test_settler_reports_a_busy_file_after_settle_max() -> None:
