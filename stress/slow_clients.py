@@ -38,7 +38,7 @@ from jupyter_ydoc import YNotebook
 from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
 from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import edit_first_cell, notebook_bytes, open_session, sources, write
-from tests.serve.rooms.raw import raw_socket
+from tests.serve.rooms.raw import raw_room_socket
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ async def stop_reading(server: RunningServer) -> tuple[int | None, int, int, flo
     async with (
         room_client(server, name, session) as flooder,
         room_client(server, name, session) as reader,
-        raw_socket(server, name, session) as stalled,
+        raw_room_socket(server, name, session) as stalled,
     ):
         notebook: YNotebook = flooder.shared  # type: ignore[assignment]
         seen: YNotebook = reader.shared  # type: ignore[assignment]
@@ -202,7 +202,10 @@ async def vanish(server: RunningServer) -> tuple[int | None, float, bool]:
     with server.client() as api:
         name, session = open_session(api, "vanish.ipynb")
     dropped = f"room {name}: dropping a client: silent"
-    async with room_client(server, name, session) as ada, raw_socket(server, name, session) as gone:
+    async with (
+        room_client(server, name, session) as ada,
+        raw_room_socket(server, name, session) as gone,
+    ):
         started = time.monotonic()
         await eventually(lambda: dropped in server.log.read_text(), "the drop", GIVE_UP)
         after = time.monotonic() - started

@@ -1,78 +1,17 @@
-"""A websocket client written by hand on a plain socket, for clients that misbehave.
-
-It does the opening handshake and then reads nothing until told to: the server's frames pile up
-in the socket buffers and its pings go unanswered, as with a frozen tab or a vanished laptop.
-"""
+"""The hand-written websocket client of ``tests.serve.raw``, on a room."""
 
 from __future__ import annotations
 
-import asyncio
-import base64
-import contextlib
-import os
-import socket
-import struct
 import urllib.parse
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from contextlib import AbstractAsyncContextManager
 
 from tests.serve.conftest import RunningServer
-from tests.serve.websocket import DEADLINE
-
-CLOSE = 0x8
-# A small receive window, so a client that does not read stalls the server after a few frames.
-RECEIVE_BUFFER = 4096
+from tests.serve.raw import RawSocket, raw_socket
 
 
-@dataclass
-class RawSocket:
-    reader: asyncio.StreamReader
-    writer: asyncio.StreamWriter
-
-    async def close_code(self) -> int | None:
-        """Read every frame the server sent; the code of its close frame, None if it hung up."""
-        while True:
-            try:
-                header = await asyncio.wait_for(self.reader.readexactly(2), DEADLINE)
-            except asyncio.IncompleteReadError:
-                return None
-            length = header[1] & 0x7F
-            if length == 126:
-                (length,) = struct.unpack("!H", await self.reader.readexactly(2))
-            elif length == 127:
-                (length,) = struct.unpack("!Q", await self.reader.readexactly(8))
-            payload = await self.reader.readexactly(length)
-            if header[0] & 0x0F == CLOSE:
-                return int(struct.unpack("!H", payload[:2])[0]) if payload else None
-
-
-@asynccontextmanager
-async def raw_socket(server: RunningServer, room: str, session_id: str) -> AsyncIterator[RawSocket]:
+def raw_room_socket(
+    server: RunningServer, room: str, session_id: str
+) -> AbstractAsyncContextManager[RawSocket]:
     """A connection to ``room`` that has done the handshake and read nothing since."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
-    sock.setblocking(False)
-    loop = asyncio.get_running_loop()
-    await loop.sock_connect(sock, ("127.0.0.1", server.port))
-    reader, writer = await asyncio.open_connection(sock=sock)
-    path = urllib.parse.urlsplit(server.base).path
     query = urllib.parse.urlencode({"sessionId": session_id})
-    key = base64.b64encode(os.urandom(16)).decode()
-    request = (
-        f"GET {path}api/collaboration/room/{room}?{query} HTTP/1.1\r\n"
-        f"Host: 127.0.0.1:{server.port}\r\n"
-        "Upgrade: websocket\r\nConnection: Upgrade\r\n"
-        f"Sec-WebSocket-Key: {key}\r\nSec-WebSocket-Version: 13\r\n"
-        f"Authorization: token {server.token}\r\n\r\n"
-    )
-    writer.write(request.encode())
-    await writer.drain()
-    answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), DEADLINE)
-    try:
-        assert answer.startswith(b"HTTP/1.1 101 "), answer
-        yield RawSocket(reader, writer)
-    finally:
-        writer.transport.abort()
-        with contextlib.suppress(ConnectionError):
-            await writer.wait_closed()
+    return raw_socket(server, f"api/collaboration/room/{room}?{query}")

@@ -26,7 +26,7 @@ from tests.serve.rooms.conftest import (
     sources,
     write,
 )
-from tests.serve.rooms.raw import raw_socket
+from tests.serve.rooms.raw import raw_room_socket
 from tests.serve.websocket import DEADLINE, closed_with, hang_up
 
 # Above what one burst of frames read off a socket can queue (tornado reads 256 KiB before
@@ -80,7 +80,7 @@ async def test_a_client_that_stops_reading_is_closed_1008_and_the_others_carry_o
     async with (
         room_client(server, name, session) as flooder,
         room_client(server, name, session) as reader,
-        raw_socket(server, name, session) as stalled,
+        raw_room_socket(server, name, session) as stalled,
     ):
         notebook: YNotebook = flooder.shared  # type: ignore[assignment]
         seen: YNotebook = reader.shared  # type: ignore[assignment]
@@ -151,7 +151,7 @@ async def test_a_client_that_vanishes_is_dropped_after_the_ping_timeout(
         staying_name, _ = open_session(api, "stay.ipynb")
     async with (
         room_client(server, staying_name, session) as ada,
-        raw_socket(server, vanishing_name, session) as silent,
+        raw_room_socket(server, vanishing_name, session) as silent,
     ):
         await eventually(
             lambda: f"room {vanishing_name}: dropping a client: silent" in server.log.read_text(),
