@@ -105,9 +105,9 @@ def _book(
     notebook: Path | None, url: str | None, token: str | None
 ) -> tuple[GrantBook, str | None]:
     """Who keeps the grants for ``notebook`` (or for the current directory), and its API path."""
+    from ganymede.client.discover import server_at, server_for
     from ganymede.errors import ServerUnreachable, UsageError
     from ganymede.grant.remote import RemoteGrants
-    from ganymede.serve.discover import server_at, server_for
 
     place = notebook if notebook is not None else Path.cwd()
     server = server_at(url, token) if url else server_for(place)

@@ -22,7 +22,7 @@ from ganymede.cli.server_options import TokenOption, url_option
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-    from ganymede.serve.discover import ServerInfo
+    from ganymede.client.discover import ServerInfo
 
 COMMAND = "ganymede mcp"
 EXIT_FAILED = 1
@@ -209,7 +209,7 @@ def changes_command(
 
 
 def _find_server(url: str | None, token: str | None) -> ServerInfo | None:
-    from ganymede.serve.discover import server_at, server_for
+    from ganymede.client.discover import server_at, server_for
 
     if url is not None:
         return server_at(url, token)

@@ -13,7 +13,7 @@ from ganymede.cli.output import fail, warn
 from ganymede.cli.server_options import TokenOption, url_option
 
 if TYPE_CHECKING:
-    from ganymede.serve.discover import ServerInfo
+    from ganymede.client.discover import ServerInfo
     from ganymede.trust import TrustReport
 
 UrlOption = url_option(
@@ -51,7 +51,7 @@ def command(
         if check:
             reports = check_files(notebooks)
         elif url:
-            from ganymede.serve.discover import server_at
+            from ganymede.client.discover import server_at
 
             reports = _sign_through(server_at(url, token), notebooks)
         else:
@@ -72,8 +72,8 @@ def command(
 
 def _sign(notebooks: list[Path]) -> list[TrustReport]:
     """Through the server serving each notebook, else on the file; reports in the given order."""
+    from ganymede.client.discover import server_for
     from ganymede.errors import ServerRefused, ServerUnreachable
-    from ganymede.serve.discover import server_for
     from ganymede.trust import sign_files
     from ganymede.trust.remote import trust_through_server
 

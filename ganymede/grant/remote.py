@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import httpx
 
+from ganymede.client.discover import ServerInfo
 from ganymede.errors import (
     ConfigError,
     NotebookNotFound,
@@ -17,7 +18,6 @@ from ganymede.errors import (
 )
 from ganymede.grant.admin import NotebookGrants, Overview
 from ganymede.grant.model import NotebookGrant
-from ganymede.serve.discover import ServerInfo
 
 TIMEOUT = 30.0
 ENDPOINT = "api/host/grants"

@@ -12,6 +12,7 @@ from typing import Any
 
 import httpx
 
+from ganymede.client.discover import ServerInfo
 from ganymede.errors import (
     CellNotFound,
     EditRefused,
@@ -24,7 +25,6 @@ from ganymede.errors import (
     UnknownSession,
     UsageError,
 )
-from ganymede.serve.discover import ServerInfo
 
 # The watch long poll answers within 25 s; the rest answer at once, bar runs (``wait``).
 TIMEOUT = 60.0

@@ -16,11 +16,11 @@ import secrets
 import threading
 from pathlib import Path
 
+from ganymede.client.discover import ServerInfo
 from ganymede.errors import ServerStartFailed
 from ganymede.serve.app import EXTENSION, GanymedeServerApp, ServeOptions, server_argv
 from ganymede.serve.app import server_extensions as serve_extensions
 from ganymede.serve.contents import GanymedeContentsManager
-from ganymede.serve.discover import ServerInfo
 
 LOOPBACK = "127.0.0.1"
 START_TIMEOUT = 60.0

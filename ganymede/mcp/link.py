@@ -16,9 +16,9 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
+from ganymede.client.discover import ServerInfo
 from ganymede.errors import GanymedeError, ServerUnreachable, UnknownSession
 from ganymede.mcp.client import AgentClient
-from ganymede.serve.discover import ServerInfo
 
 KEEP_ALIVE_INTERVAL = 30.0  # the server drops a session silent for 120 s
 

@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from ganymede.client.discover import ServerInfo, server_at, server_for
 from ganymede.mcp.client import AgentClient
 from ganymede.mcp.link import AgentLink
 from ganymede.mcp.server import NotebookDoor
-from ganymede.serve.discover import ServerInfo, server_at, server_for
 
 if TYPE_CHECKING:
     from ganymede.mcp.embedded import EmbeddedServer

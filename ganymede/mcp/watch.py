@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ganymede.client.discover import ServerInfo
 from ganymede.errors import GanymedeError, ServerUnreachable
 from ganymede.mcp.client import AgentClient
-from ganymede.serve.discover import ServerInfo
 
 FIRST_BACKOFF = 0.5
 MAX_BACKOFF = 10.0

@@ -9,8 +9,8 @@ from jupyter_server.services.contents.largefilemanager import AsyncLargeFileMana
 from tornado.web import HTTPError
 from traitlets import Instance
 
+from ganymede.client.discover import running_servers
 from ganymede.fileid import FileIdStore
-from ganymede.serve.discover import running_servers
 from ganymede.serve.rooms import RoomManager
 
 

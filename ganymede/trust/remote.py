@@ -12,8 +12,8 @@ from pathlib import Path
 
 import httpx
 
+from ganymede.client.discover import ServerInfo
 from ganymede.errors import NotebookNotFound, ServerRefused, ServerUnreachable
-from ganymede.serve.discover import ServerInfo
 from ganymede.trust.notary import TrustReport
 
 TIMEOUT = 60.0

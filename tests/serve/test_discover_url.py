@@ -6,7 +6,7 @@ import json
 import os
 from pathlib import Path
 
-from ganymede.serve.discover import server_at
+from ganymede.client.discover import server_at
 
 
 def runtime_file(runtime_dir: Path, root: Path, url: str, token: str) -> None:
