@@ -19,7 +19,7 @@ from ganymede.execute.host_runs import run_for_host
 from ganymede.fileid import FileIdStore
 from ganymede.host.responder import HostResponder
 from ganymede.host.runs import Runs
-from ganymede.serve.agents import AGENTS_SETTINGS_KEY, Agents
+from ganymede.serve.agents.manager import AGENTS_SETTINGS_KEY, Agents
 from ganymede.serve.contents import GanymedeContentsManager
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
 from ganymede.serve.execution import EXECUTIONS_SETTINGS_KEY, Executions

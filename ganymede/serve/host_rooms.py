@@ -19,7 +19,7 @@ from ganymede.fileid import FileIdStore
 from ganymede.notebook.hashing import source_hash
 from ganymede.notebook.provenance import KERNEL_AUTHOR
 from ganymede.notebook.schema import strip_transient
-from ganymede.serve.room_edits import (
+from ganymede.serve.agents.room_edits import (
     RoomHolds,
     add_cell,
     delete_cell,

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from ganymede.serve import execution, rooms
-from ganymede.serve.handlers import agent, fileid, grants
+from ganymede.serve.agents import handlers as agent
+from ganymede.serve.handlers import fileid, grants
 
 default_handlers = [
     *agent.default_handlers,

@@ -54,13 +54,13 @@ from ganymede.host.api import Caller
 from ganymede.host.params import Params
 from ganymede.host.runs import Runs
 from ganymede.notebook.nbio import dumps_notebook
-from ganymede.serve import room_edits
-from ganymede.serve.agent_cells import CellSnapshots, done_requests
-from ganymede.serve.agent_watch import Watcher
+from ganymede.serve.agents import room_edits
+from ganymede.serve.agents.cells import CellSnapshots, done_requests
+from ganymede.serve.agents.room_edits import RoomHolds
+from ganymede.serve.agents.watch import Watcher
 from ganymede.serve.execution import Executions
 from ganymede.serve.execution.requests import CellRequest, ExecuteRequest
 from ganymede.serve.notebook_kernels import NotebookKernels
-from ganymede.serve.room_edits import RoomHolds
 from ganymede.serve.rooms import RoomManager
 from ganymede.serve.rooms.document import notebook_content, read_shared
 from ganymede.serve.rooms.room import DocumentRoom

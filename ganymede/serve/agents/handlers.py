@@ -31,7 +31,7 @@ from ganymede.errors import (
     UnknownSession,
     UsageError,
 )
-from ganymede.serve.agents import AGENTS_SETTINGS_KEY, LONG_POLL, Agents
+from ganymede.serve.agents.manager import AGENTS_SETTINGS_KEY, LONG_POLL, Agents
 
 AUTH_RESOURCE = "contents"
 
