@@ -27,9 +27,9 @@ from tornado.netutil import bind_sockets
 from traitlets import default
 
 from ganymede.serve.contents import GanymedeContentsManager
-from ganymede.serve.host_kernels import HostKernelManager
-from ganymede.serve.kernel_output import BoundedGatewayConnection
-from ganymede.serve.kernel_websocket import HostFilteringConnection
+from ganymede.serve.kernels.manager import HostKernelManager
+from ganymede.serve.kernels.output import BoundedGatewayConnection
+from ganymede.serve.kernels.websocket import HostFilteringConnection
 
 EXTENSION = "ganymede.serve.extension"
 YOUNG_COLLECTION_EVERY = 20_000  # allocations (Python's default: 700); see tune_garbage_collector

@@ -25,9 +25,9 @@ from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
 from ganymede.serve.execution import EXECUTIONS_SETTINGS_KEY, Executions
 from ganymede.serve.execution.service import KERNEL_ACTIONS_EVENT
 from ganymede.serve.handlers import default_handlers
-from ganymede.serve.host_kernels import drive_host_comms
-from ganymede.serve.host_rooms import HostRooms, room_notebook_reader
-from ganymede.serve.notebook_kernels import NotebookKernels
+from ganymede.serve.kernels.host_rooms import HostRooms, room_notebook_reader
+from ganymede.serve.kernels.manager import drive_host_comms
+from ganymede.serve.kernels.notebooks import NotebookKernels
 from ganymede.serve.rooms import ROOMS_SETTINGS_KEY, RoomManager
 
 

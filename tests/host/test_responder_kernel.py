@@ -28,7 +28,7 @@ from ganymede.host.driver import attached
 from ganymede.host.responder import HostResponder
 from ganymede.host.runs import RunOrder
 from ganymede.notebook.hashing import source_hash
-from ganymede.serve.host_rooms import HostRooms, room_notebook_reader
+from ganymede.serve.kernels.host_rooms import HostRooms, room_notebook_reader
 from ganymede.serve.rooms import RoomManager, protocol
 from ganymede.serve.rooms.room import DocumentRoom
 from tests.core.disk import code, display, markdown, write_notebook

@@ -18,7 +18,7 @@ from ganymede.grant import Grant, Grants, GrantStore, NotebookGrant
 from ganymede.host.api import Caller
 from ganymede.host.responder import HostResponder
 from ganymede.notebook.hashing import source_hash
-from ganymede.serve.host_rooms import HostRooms, room_notebook_reader
+from ganymede.serve.kernels.host_rooms import HostRooms, room_notebook_reader
 from ganymede.serve.rooms import RoomManager, protocol
 from ganymede.serve.rooms.room import DocumentRoom
 from tests.core.disk import code, markdown, write_notebook

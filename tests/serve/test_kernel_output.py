@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ganymede.serve.kernel_output import OutputBacklog
+from ganymede.serve.kernels.output import OutputBacklog
 from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
 from tests.serve.raw_kernel import BOUNDED_CONFIG, output_is_dropped_and_the_connection_stays
 

@@ -60,7 +60,7 @@ from ganymede.serve.agents.room_edits import RoomHolds
 from ganymede.serve.agents.watch import Watcher
 from ganymede.serve.execution import Executions
 from ganymede.serve.execution.requests import CellRequest, ExecuteRequest
-from ganymede.serve.notebook_kernels import NotebookKernels
+from ganymede.serve.kernels.notebooks import NotebookKernels
 from ganymede.serve.rooms import RoomManager
 from ganymede.serve.rooms.document import notebook_content, read_shared
 from ganymede.serve.rooms.room import DocumentRoom

@@ -18,7 +18,7 @@ from ganymede.host.iopub_filter import (
     is_host_traffic,
     without_host_comms,
 )
-from ganymede.serve.kernel_output import BoundedOutputConnection
+from ganymede.serve.kernels.output import BoundedOutputConnection
 
 HEADER, PARENT, METADATA, CONTENT = 1, 2, 3, 4
 """Where each part sits in a message after its identities (index 0 is the signature)."""
