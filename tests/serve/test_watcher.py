@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ganymede.serve.watcher import MAX_DETECTION_LAG, FileWatcher, Settler, change_time
+from ganymede.serve.rooms.watcher import MAX_DETECTION_LAG, FileWatcher, Settler, change_time
 
 
 def test_settler_waits_for_quiet_then_reports_once() -> None:

@@ -29,7 +29,7 @@ from ganymede.serve.rooms.lock import LockKeeper, RoomLock
 from ganymede.serve.rooms.protocol import RoomName
 from ganymede.serve.rooms.room import AwarenessRoom, Client, DocumentRoom
 from ganymede.serve.rooms.trust import file_signed
-from ganymede.serve.watcher import FileWatcher
+from ganymede.serve.rooms.watcher import FileWatcher
 
 DEFAULT_GRACE_PERIOD = 60.0
 
