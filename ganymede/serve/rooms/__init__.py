@@ -1,8 +1,9 @@
 """Document rooms: notebooks and text files edited live by several clients at once.
 
 ``handlers`` speaks the wire contract of JupyterLab's collaboration frontend; ``manager`` opens
-and closes ``room``s; a room holds a ``document`` (the shared ydoc) loaded from its ``file`` and
-saved back by ``autosave``; other programs' changes to the file are merged in (``mergein``) and
+and closes rooms: a ``presence`` room only relays who is there, a document ``room`` holds a
+``document`` (the shared ydoc) loaded from its ``file`` and saved back by ``autosave``; other
+programs' changes to the file, noticed by the ``watcher``, are merged in (``mergein``) and
 applied as small updates (``patch``); ``protocol`` and ``awareness`` are the pure frame and
 presence logic.
 """

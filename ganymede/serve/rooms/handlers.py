@@ -35,13 +35,13 @@ from ganymede.serve.identity import login_name
 from ganymede.serve.rooms.connection import ConnectionLimits, Outbox
 from ganymede.serve.rooms.document import DocumentKind
 from ganymede.serve.rooms.manager import RoomManager
+from ganymede.serve.rooms.presence import AwarenessRoom
 from ganymede.serve.rooms.protocol import (
     MAX_CLOSE_REASON,
     CloseCode,
     RoomName,
     unknown_session_reason,
 )
-from ganymede.serve.rooms.room import AwarenessRoom
 
 ROOMS_SETTINGS_KEY = "ganymede_rooms"
 AUTH_RESOURCE = "contents"

@@ -26,8 +26,9 @@ from ganymede.fileid import FileIdStore
 from ganymede.serve.rooms.document import DocumentKind, RoomDocument
 from ganymede.serve.rooms.file import RoomFile
 from ganymede.serve.rooms.lock import LockKeeper, RoomLock
+from ganymede.serve.rooms.presence import AwarenessRoom, Client
 from ganymede.serve.rooms.protocol import RoomName
-from ganymede.serve.rooms.room import AwarenessRoom, Client, DocumentRoom
+from ganymede.serve.rooms.room import DocumentRoom
 from ganymede.serve.rooms.trust import file_signed
 from ganymede.serve.rooms.watcher import FileWatcher
 

@@ -1,0 +1,91 @@
+"""Presence-only rooms: the clients connected to one name and the awareness relayed among them.
+
+``AwarenessRoom`` relays JupyterLab's ``JupyterLab:globalAwareness``, and is what every
+``DocumentRoom`` does besides holding its document.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Protocol
+
+from ganymede.serve.rooms import protocol
+from ganymede.serve.rooms.awareness import AwarenessLedger
+from ganymede.serve.service import Service
+
+# An empty update: two zero counts (no structs, no deletions).
+EMPTY_UPDATE = b"\x00\x00"
+
+
+class Client(Protocol):
+    """One connection to a room; ``send`` queues a frame without waiting for the network."""
+
+    def send(self, frame: bytes) -> None: ...
+
+    def close(self, code: int, reason: str) -> None: ...
+
+
+class AwarenessRoom(Service):
+    """Relays awareness frames to every client, the sender included.
+
+    The echo is on purpose: a y-websocket client that hears nothing for 30 s reconnects, and
+    its own awareness coming back is what it hears when nobody else is around.
+    """
+
+    def __init__(self, name: str, log: logging.Logger) -> None:
+        self.name = name
+        self.log = log
+        self.clients: set[Client] = set()
+        self._ledger = AwarenessLedger()
+
+    async def start(self) -> None:
+        """Nothing to start for presence alone; document rooms start their autosave."""
+
+    async def stop(self) -> None:
+        """Close every client: the server is going away or nobody is left."""
+        for client in list(self.clients):
+            client.close(protocol.CloseCode.GOING_AWAY, "room closed")
+        self.clients.clear()
+
+    def join(self, client: Client) -> None:
+        """Admit a client and show it who is already here."""
+        self.clients.add(client)
+        present = self._ledger.present()
+        if present is not None:
+            client.send(protocol.awareness_frame(present))
+
+    def leave(self, client: Client) -> None:
+        """Drop a client and tell the others its users are gone."""
+        self.clients.discard(client)
+        departures = self._ledger.forget(client)
+        if departures is not None:
+            self.broadcast(protocol.awareness_frame(departures))
+
+    def broadcast(self, frame: bytes, *, skip: Client | None = None) -> None:
+        for client in list(self.clients):
+            if client is not skip:
+                client.send(frame)
+
+    async def receive(self, client: Client, frame: bytes) -> None:
+        """Act on one frame from ``client``; FrameError (nothing acted on) if it is malformed."""
+        message = protocol.decode_frame(frame)
+        if isinstance(message, protocol.AwarenessUpdate):
+            self._ledger.record(client, message.entries)
+            self.broadcast(frame)
+        elif isinstance(message, protocol.AwarenessQuery):
+            present = self._ledger.present()
+            if present is not None:
+                client.send(protocol.awareness_frame(present))
+        else:
+            await self.handle(client, message)
+
+    async def handle(self, client: Client, message: protocol.Message) -> None:
+        """Sync and save messages: a presence-only room has no document to sync or save.
+
+        A y-websocket client still asks to sync; an empty answer marks it synced. Its updates
+        go nowhere.
+        """
+        if isinstance(message, protocol.SyncStep1):
+            client.send(protocol.sync_step2(EMPTY_UPDATE))
+        elif isinstance(message, protocol.SaveRequest):
+            client.send(protocol.save_reply(message.save_id, "skipped"))
