@@ -9,11 +9,11 @@ from __future__ import annotations
 import httpx
 
 from ganymede.client.discover import ServerInfo
+from ganymede.client.http import api_url, auth_headers, unreachable
 from ganymede.errors import (
     ConfigError,
     NotebookNotFound,
     ServerRefused,
-    ServerUnreachable,
     UsageError,
 )
 from ganymede.grant.admin import NotebookGrants, Overview
@@ -42,15 +42,15 @@ class RemoteGrants:
         return NotebookGrants.from_json(self._call("DELETE", api_path))
 
     def _call(self, method: str, api_path: str | None, body: object = None) -> dict[str, object]:
-        url = f"{self.server.url.rstrip('/')}/{ENDPOINT}"
-        headers = {"Authorization": f"token {self.server.token}"} if self.server.token else {}
+        url = api_url(self.server, ENDPOINT)
+        headers = auth_headers(self.server)
         params = {"path": api_path} if api_path is not None else {}
         try:
             answer = httpx.request(
                 method, url, params=params, json=body, headers=headers, timeout=TIMEOUT
             )
         except httpx.TransportError as error:
-            raise ServerUnreachable(self.server.url, str(error) or type(error).__name__) from None
+            raise unreachable(self.server, error) from None
         if answer.is_success:
             return dict(answer.json())
         message = _message(answer)

@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 
 from ganymede.client.discover import ServerInfo
+from ganymede.client.http import api_url, auth_headers, unreachable
 from ganymede.errors import (
     CellNotFound,
     EditRefused,
@@ -20,7 +21,6 @@ from ganymede.errors import (
     NotebookNotFound,
     ReadOnlyRoom,
     ServerRefused,
-    ServerUnreachable,
     UnknownMark,
     UnknownSession,
     UsageError,
@@ -36,9 +36,8 @@ class AgentClient:
 
     def __init__(self, server: ServerInfo, timeout: float = TIMEOUT) -> None:
         self.server = server
-        headers = {"Authorization": f"token {server.token}"} if server.token else {}
         self._http = httpx.AsyncClient(
-            base_url=server.url.rstrip("/") + "/api/agent/", headers=headers, timeout=timeout
+            base_url=api_url(server, "api/agent/"), headers=auth_headers(server), timeout=timeout
         )
 
     async def __aenter__(self) -> AgentClient:
@@ -194,7 +193,7 @@ class AgentClient:
                 method, endpoint, params=params, json=json, timeout=timeout
             )
         except httpx.TransportError as error:
-            raise ServerUnreachable(self.server.url, str(error) or type(error).__name__) from None
+            raise unreachable(self.server, error) from None
         if answer.is_success:
             return dict(answer.json()) if answer.content else {}
         raise refusal(answer, sent or params or {})

@@ -13,7 +13,8 @@ from pathlib import Path
 import httpx
 
 from ganymede.client.discover import ServerInfo
-from ganymede.errors import NotebookNotFound, ServerRefused, ServerUnreachable
+from ganymede.client.http import api_url, auth_headers, unreachable
+from ganymede.errors import NotebookNotFound, ServerRefused
 from ganymede.trust.notary import TrustReport
 
 TIMEOUT = 60.0
@@ -27,12 +28,11 @@ def trust_through_server(server: ServerInfo, path: Path, shown_as: str) -> Trust
     api_path = server.api_path(path)
     if api_path is None:
         raise NotebookNotFound(shown_as)
-    url = f"{server.url.rstrip('/')}/api/contents/{urllib.parse.quote(api_path)}/trust"
-    headers = {"Authorization": f"token {server.token}"} if server.token else {}
+    url = api_url(server, f"api/contents/{urllib.parse.quote(api_path)}/trust")
     try:
-        answer = httpx.post(url, headers=headers, timeout=TIMEOUT)
+        answer = httpx.post(url, headers=auth_headers(server), timeout=TIMEOUT)
     except httpx.TransportError as error:
-        raise ServerUnreachable(server.url, str(error) or type(error).__name__) from None
+        raise unreachable(server, error) from None
     if answer.status_code == httpx.codes.NOT_FOUND:
         raise NotebookNotFound(shown_as)
     if answer.is_error:
