@@ -1,4 +1,7 @@
-"""REST handlers, one module per service, each with a ``default_handlers`` URL table."""
+"""The small REST services, one module each (``fileid``, ``grants``), and the server's URL table.
+
+The table joins every service's ``default_handlers``: these, the agent API's, rooms', executions'.
+"""
 
 from __future__ import annotations
 

@@ -54,7 +54,7 @@ class HostRooms:
     """Edits notebooks through the server's rooms for kernels; a ``host.self_edits.CellEditor``.
 
     The kernel's own notebook only, each edit after its source-hash check: the room editing and
-    the holding are the agent tools' own (``room_edits``), attributed to the kernel.
+    the holding are the agent tools' own (``agents.room_edits``), attributed to the kernel.
     """
 
     def __init__(self, rooms: RoomManager, file_ids: FileIdStore) -> None:
