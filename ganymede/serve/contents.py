@@ -3,6 +3,7 @@ deletes, and ``writable: false`` for a file another server's room owns."""
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from jupyter_server.services.contents.largefilemanager import AsyncLargeFileManager
@@ -58,16 +59,20 @@ class GanymedeContentsManager(AsyncLargeFileManager):
         await room.trust()
 
     async def rename_file(self, old_path: str, new_path: str) -> None:
-        await super().rename_file(old_path, new_path)
-        if self.file_ids is not None:
-            self.file_ids.move(old_path, new_path)
-        if self.rooms is not None:
-            await self.rooms.follow_renames()
+        async with self._moving(old_path):
+            await super().rename_file(old_path, new_path)
+            if self.file_ids is not None:
+                self.file_ids.move(old_path, new_path)
 
     async def delete_file(self, path: str) -> None:
-        await super().delete_file(path)
-        if self.file_ids is not None:
-            self.file_ids.delete(path)
+        async with self._moving(path):
+            await super().delete_file(path)
+            if self.file_ids is not None:
+                self.file_ids.delete(path)
+
+    def _moving(self, path: str) -> contextlib.AbstractAsyncContextManager[None]:
+        """Rooms on the files under ``path`` wait while they move, then follow or close."""
+        return self.rooms.moving(path) if self.rooms is not None else contextlib.nullcontext()
 
     def _owner(self, path: str) -> str:
         """The server whose room owns ``path``, as a person can find it: URL and process id."""

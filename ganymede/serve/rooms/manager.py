@@ -15,8 +15,10 @@ Each document room holds its file's lock (``lock``) while open; a room that cann
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path, PurePosixPath
 
 from jupyter_core.paths import jupyter_runtime_dir
@@ -90,12 +92,30 @@ class RoomManager:
         keeper = self._keepers.get(room) if room is not None and room.read_only else None
         return keeper.lock.holder() if keeper is not None else None
 
-    async def follow_renames(self) -> None:
-        """A rename through the contents API has moved file ids: rooms whose file moved follow
-        it now (path, watch, lock) rather than when the watcher notices."""
-        for room in list(self._watched):
+    @contextlib.asynccontextmanager
+    async def moving(self, api_path: str) -> AsyncIterator[None]:
+        """A rename or delete through the contents API of ``api_path`` (a file, or a folder
+        and everything in it) runs inside: the rooms on those files neither read nor write
+        them until it is done, then follow the file (path, watch, lock) or close as for a
+        file gone.
+
+        The move is two steps, the file on disk and then its id: a room reading its file in
+        between (its watcher taking in its own last save, an autosave) would find the id's
+        path empty and close its clients as if another program had deleted the file.
+        """
+        top = api_path.strip("/")
+        held = [
+            room
+            for room in self._watched
+            if self._rooms.get(room.name) is room and _within(str(room.document.shared.path), top)
+        ]
+        async with contextlib.AsyncExitStack() as stack:
+            for room in held:
+                await stack.enter_async_context(room.file_held())
+            yield
+        for room in held:
             if self._rooms.get(room.name) is room:
-                await self._follow(room)
+                await self._look_again(room)
 
     def open_notebook_room(self, api_path: str) -> DocumentRoom | None:
         """The room open on the notebook at ``api_path``, if any (by its file id)."""
@@ -268,15 +288,19 @@ class RoomManager:
     async def _on_settled(self, path: Path) -> None:
         """A watched file changed: each room open on it takes the change in, or closes."""
         for room, watched in list(self._watched.items()):
-            if watched != path or self._rooms.get(room.name) is not room:
-                continue
-            if await room.take_in_file_change():
-                await self._follow(room)
-            else:
-                await self._drop_gone(room)
+            if watched == path and self._rooms.get(room.name) is room:
+                await self._look_again(room)
+
+    async def _look_again(self, room: DocumentRoom) -> None:
+        """The room's file changed or moved: take the change in where it is now, or close."""
+        if await room.take_in_file_change():
+            await self._follow(room)
+        else:
+            await self._drop_gone(room)
 
     async def _follow(self, room: DocumentRoom) -> None:
-        """After a rename through the contents API the room's file lives elsewhere: watch there."""
+        """After a rename through the contents API the room's file may live elsewhere: watch
+        there."""
         try:
             path = room.file.os_path()
         except NotebookNotFound:
@@ -308,3 +332,8 @@ class RoomManager:
         keeper = self._keepers.pop(room, None) if isinstance(room, DocumentRoom) else None
         if keeper is not None:
             await keeper.stop()
+
+
+def _within(api_path: str, top: str) -> bool:
+    """``api_path`` is ``top`` or lies in the folder ``top`` ("" is the root)."""
+    return not top or api_path == top or api_path.startswith(top + "/")

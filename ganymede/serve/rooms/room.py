@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from jupyter_ydoc import YNotebook
@@ -269,6 +269,13 @@ class DocumentRoom(AwarenessRoom):
                 await self._save_locked(explicit=False)
                 await self._trust.sign_saved(self._saved_data, self.document.shared.path)
             return True
+
+    @contextlib.asynccontextmanager
+    async def file_held(self) -> AsyncIterator[None]:
+        """Nothing of the room's reads or writes its file inside (a save under way finishes
+        first): the contents API is moving or deleting it."""
+        async with self._save_lock:
+            yield
 
     def _follow_path(self, path: str) -> None:
         """The file was renamed through the contents API; JupyterLab re-keys on ``state.path``."""
