@@ -14,6 +14,7 @@ every save and every merge.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,7 +28,8 @@ from pycrdt import Array, Doc, Map
 from ganymede.errors import InvalidNotebook, UsageError
 from ganymede.notebook.merge import cell_fingerprint
 from ganymede.notebook.nbio import dumps_fresh_notebook, parse_notebook_declared
-from ganymede.serve.rooms.notebook_fill import fill_empty_notebook
+from ganymede.notebook.schema import strip_transient
+from ganymede.serve.rooms.notebook_fill import METADATA_DEFAULTS, fill_empty_notebook
 
 # The whole numbers yrs keeps (as 64-bit integers).
 MIN_LIVE_INT, MAX_LIVE_INT = -(2**63), 2**63 - 1
@@ -79,6 +81,9 @@ class RoomDocument:
         # next one, which then need not be parsed again, and a version read ahead while the
         # file settles is parsed before the merge asks for it.
         self._parsed: list[ParsedVersion] = []
+        # The notebook metadata the document shows only because a filled document must (see
+        # ``invented_metadata``): the file lacks these keys, and nobody has set them since.
+        self._invented: dict[str, Any] = {}
 
     @property
     def doc(self) -> Doc:
@@ -92,6 +97,7 @@ class RoomDocument:
         ``trusted``: the file is signed, so every code cell is marked trusted (see ``trust``).
         """
         content = self.parse(data, path)
+        self.took_in(data, path)
         with self.doc.transaction():
             if isinstance(self.shared, YNotebook) and content["cells"]:
                 cell_ids = fill_empty_notebook(self.shared, content, trusted=trusted)
@@ -105,10 +111,28 @@ class RoomDocument:
         return cell_ids
 
     def content(self) -> Any:
-        """What ``shared.get()`` returns (a fresh notebook dict or the text), read faster."""
+        """What ``shared.get()`` returns (a fresh notebook dict or the text), read faster, as
+        its file should hold it: without the cells' trust marks (JupyterLab's, and dropped by
+        every reader) or the metadata the document invented."""
         if self.kind is DocumentKind.NOTEBOOK:
-            return notebook_content(self.shared)  # type: ignore[arg-type]
+            content = notebook_content(self.shared)  # type: ignore[arg-type]
+            strip_transient(content)
+            return without_invented(content, self._invented)
         return str(self.shared.get())
+
+    def took_in(self, data: bytes, path: str) -> None:
+        """The file now holds ``data`` (loaded or merged in): what it lacks of the metadata a
+        document shows is invented, and stays out of the file until someone sets it."""
+        if self.kind is DocumentKind.NOTEBOOK:
+            self._invented = invented_metadata(self.parse(data, path))
+
+    def as_shown(self, content: dict[str, Any]) -> dict[str, Any]:
+        """A merged notebook as the document shows it: with the metadata it invented, so that
+        bringing the document to it leaves those keys alone."""
+        missing = {k: v for k, v in self._invented.items() if k not in content["metadata"]}
+        if not missing:
+            return content
+        return {**content, "metadata": {**copy.deepcopy(missing), **content["metadata"]}}
 
     def content_later(self) -> Callable[[], Any]:
         """``content()`` of the document as it is now, worked out only when called.
@@ -117,11 +141,12 @@ class RoomDocument:
         a long notebook costs tens of milliseconds, waits until someone asks. A room opening
         remembers this way what it loaded without making its first client wait for it.
         """
-        update, kind = self.doc.get_update(), self.kind
+        update, kind, invented = self.doc.get_update(), self.kind, self._invented
 
         def content() -> Any:
             then = RoomDocument(kind)
             then.doc.apply_update(update)
+            then._invented = invented
             return then.content()
 
         return content
@@ -243,6 +268,24 @@ def notebook_content(notebook: YNotebook) -> dict[str, Any]:
         "nbformat": major,
         "nbformat_minor": minor,
     }
+
+
+def invented_metadata(content: dict[str, Any]) -> dict[str, Any]:
+    """The metadata keys a document filled from ``content`` shows that ``content`` lacks, with
+    the values it shows: jupyter_ydoc's ``set()`` (and so the fill) gives every notebook a
+    ``kernelspec`` and a ``language_info``, blank where the file has none."""
+    metadata = content.get("metadata", {})
+    return {key: value for key, value in METADATA_DEFAULTS.items() if key not in metadata}
+
+
+def without_invented(content: dict[str, Any], invented: dict[str, Any]) -> dict[str, Any]:
+    """``content`` less each invented key still holding the value the document invented for it
+    (one a client has set since is the notebook's own, and kept)."""
+    metadata = content["metadata"]
+    for key, value in invented.items():
+        if key in metadata and metadata[key] == value:
+            del metadata[key]
+    return content
 
 
 def live_value(value: Any) -> Any:

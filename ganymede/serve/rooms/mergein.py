@@ -62,7 +62,7 @@ def apply_merge(document: RoomDocument, merge: FileMerge) -> None:
     else:
         patch_notebook(
             document.shared,  # type: ignore[arg-type]
-            merge.content,
+            document.as_shown(merge.content),
             unchanged=merge.same_in_room,
             current_ids=merge.room_ids,
         )

@@ -23,7 +23,7 @@ from jupyter_ydoc.ynotebook import NBFORMAT_MAJOR_VERSION, NBFORMAT_MINOR_VERSIO
 from pycrdt import Map
 
 # What set() gives a notebook without these metadata keys (JupyterLab expects both).
-_METADATA_DEFAULTS = {
+METADATA_DEFAULTS = {
     "language_info": {"name": ""},
     "kernelspec": {"name": "", "display_name": ""},
 }
@@ -65,7 +65,7 @@ def _fill_meta(notebook: YNotebook, content: dict[str, Any]) -> None:
     ymeta["nbformat"] = meta.get("nbformat", NBFORMAT_MAJOR_VERSION)
     ymeta["nbformat_minor"] = meta.get("nbformat_minor", NBFORMAT_MINOR_VERSION)
     metadata = meta.get("metadata", {})
-    for key, default in _METADATA_DEFAULTS.items():
+    for key, default in METADATA_DEFAULTS.items():
         metadata.setdefault(key, default)
     ymeta["metadata"] = Map(metadata)
 

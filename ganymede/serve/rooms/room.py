@@ -365,6 +365,7 @@ class DocumentRoom(AwarenessRoom):
         with self._own_changes():  # one update for the clients: the change and the new state
             if merge.room_changed:
                 apply_merge(self.document, merge)
+            self.document.took_in(snapshot.data, snapshot.path)
             if not merge.file_changed:
                 self._mark_saved(self._edits, None, snapshot.hash)
         return merge

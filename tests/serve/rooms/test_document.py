@@ -8,6 +8,7 @@ import json
 
 import pytest
 from jupyter_ydoc import YNotebook, YUnicode
+from pycrdt import Map
 
 from ganymede.errors import InvalidNotebook
 from ganymede.notebook.merge import cell_fingerprint
@@ -98,3 +99,37 @@ def test_live_value_turns_only_numbers_beyond_64_bits_into_floats() -> None:
         "d": 1.5,
         "e": "x",
     }
+
+
+def test_metadata_the_document_invents_stays_out_of_the_file() -> None:
+    """A notebook without kernelspec or language_info shows both blank (as set() makes them,
+    and JupyterLab expects), but its content, saved or compared, is the file's."""
+    document = RoomDocument(DocumentKind.NOTEBOOK)
+    document.load(json.dumps(NOTEBOOK).encode(), "a.ipynb", "hash")
+    shown = document.doc.get("meta", type=Map)["metadata"]
+    assert shown["language_info"] == {"name": ""}
+    assert shown["kernelspec"] == {"name": "", "display_name": ""}
+    assert document.content()["metadata"] == {}
+    assert json.loads(document.to_bytes())["metadata"] == {}
+    assert document.content_later()()["metadata"] == {}
+
+
+def test_invented_metadata_a_client_sets_is_the_notebooks_own() -> None:
+    document = RoomDocument(DocumentKind.NOTEBOOK)
+    document.load(json.dumps(NOTEBOOK).encode(), "a.ipynb", "hash")
+    document.doc.get("meta", type=Map)["metadata"]["language_info"] = {"name": "python"}
+    assert document.content()["metadata"] == {"language_info": {"name": "python"}}
+
+
+def test_metadata_the_file_holds_is_kept_even_when_blank() -> None:
+    blank = {"kernelspec": {"name": "", "display_name": ""}, "language_info": {"name": ""}}
+    document = RoomDocument(DocumentKind.NOTEBOOK)
+    document.load(json.dumps(NOTEBOOK | {"metadata": blank}).encode(), "a.ipynb", "hash")
+    assert document.content()["metadata"] == blank
+
+
+def test_the_cells_trust_marks_stay_out_of_the_content() -> None:
+    document = RoomDocument(DocumentKind.NOTEBOOK)
+    document.load(json.dumps(NOTEBOOK).encode(), "a.ipynb", "hash", trusted=True)
+    assert document.shared.ycells[0]["metadata"]["trusted"] is True  # type: ignore[attr-defined]
+    assert document.content()["cells"][0]["metadata"] == {}

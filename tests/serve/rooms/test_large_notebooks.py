@@ -84,7 +84,9 @@ def test_cells_sharing_an_id_are_left_to_get() -> None:
 
 def test_a_document_saves_as_jupyter_writes_it() -> None:
     room_document = RoomDocument(DocumentKind.NOTEBOOK)
-    data = (dumps_notebook(notebook(*odd_values()))).encode()
+    content = notebook(*odd_values())
+    content["metadata"]["language_info"] = {"name": "python"}  # get() invents none
+    data = (dumps_notebook(content)).encode()
     room_document.load(data, "odd.ipynb", "hash")
     assert room_document.to_bytes() == dumps_notebook(room_document.shared.get()).encode()
 
