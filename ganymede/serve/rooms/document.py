@@ -15,9 +15,10 @@ every save and every merge.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -81,9 +82,8 @@ class RoomDocument:
         # next one, which then need not be parsed again, and a version read ahead while the
         # file settles is parsed before the merge asks for it.
         self._parsed: list[ParsedVersion] = []
-        # The notebook metadata the document shows only because a filled document must (see
-        # ``invented_metadata``): the file lacks these keys, and nobody has set them since.
-        self._invented: dict[str, Any] = {}
+        # What the document shows only because a filled document must (see ``Invented``).
+        self._invented = Invented()
 
     @property
     def doc(self) -> Doc:
@@ -105,6 +105,8 @@ class RoomDocument:
                 self.shared.set(content)
                 cells = self.shared.ycells if isinstance(self.shared, YNotebook) else []
                 cell_ids = [str(cell.get("id")) for cell in cells]
+                if cell_ids:  # the empty cell set() gives a notebook without any
+                    self._invented = dataclasses.replace(self._invented, cell_id=cell_ids[0])
             self.shared.path = path
             # set() drops every state key but dirty, path and document_id: the hash goes after.
             self.mark_saved(file_hash, clean=True)
@@ -113,7 +115,7 @@ class RoomDocument:
     def content(self) -> Any:
         """What ``shared.get()`` returns (a fresh notebook dict or the text), read faster, as
         its file should hold it: without the cells' trust marks (JupyterLab's, and dropped by
-        every reader) or the metadata the document invented."""
+        every reader) or what the document invented."""
         if self.kind is DocumentKind.NOTEBOOK:
             content = notebook_content(self.shared)  # type: ignore[arg-type]
             strip_transient(content)
@@ -121,18 +123,24 @@ class RoomDocument:
         return str(self.shared.get())
 
     def took_in(self, data: bytes, path: str) -> None:
-        """The file now holds ``data`` (loaded or merged in): what it lacks of the metadata a
-        document shows is invented, and stays out of the file until someone sets it."""
+        """The file now holds ``data`` (loaded or merged in): what it lacks of what a document
+        shows is invented, and stays out of the file until someone changes it."""
         if self.kind is DocumentKind.NOTEBOOK:
-            self._invented = invented_metadata(self.parse(data, path))
+            content = self.parse(data, path)
+            cell_id = None if content["cells"] else self._invented.cell_id
+            self._invented = Invented(invented_metadata(content), cell_id)
 
     def as_shown(self, content: dict[str, Any]) -> dict[str, Any]:
-        """A merged notebook as the document shows it: with the metadata it invented, so that
-        bringing the document to it leaves those keys alone."""
-        missing = {k: v for k, v in self._invented.items() if k not in content["metadata"]}
-        if not missing:
-            return content
-        return {**content, "metadata": {**copy.deepcopy(missing), **content["metadata"]}}
+        """A merged notebook as the document shows it: with what it invented, so that bringing
+        the document to it leaves those parts alone."""
+        invented = self._invented
+        missing = {k: v for k, v in invented.metadata.items() if k not in content["metadata"]}
+        shown = dict(content)
+        if missing:
+            shown["metadata"] = {**copy.deepcopy(missing), **content["metadata"]}
+        if invented.cell_id is not None and not content["cells"]:
+            shown["cells"] = [invented.cell()]
+        return shown
 
     def content_later(self) -> Callable[[], Any]:
         """``content()`` of the document as it is now, worked out only when called.
@@ -270,21 +278,40 @@ def notebook_content(notebook: YNotebook) -> dict[str, Any]:
     }
 
 
+@dataclass(frozen=True)
+class Invented:
+    """What a notebook's document shows that its file lacks: jupyter_ydoc's ``set()`` (and so
+    the fill) gives every notebook a ``kernelspec`` and a ``language_info``, blank where the
+    file has none, and a notebook without cells one empty code cell (``cell_id``)."""
+
+    metadata: dict[str, Any] = field(default_factory=dict)
+    cell_id: str | None = None
+
+    def cell(self) -> dict[str, Any]:
+        """The empty cell as ``set()`` makes it."""
+        empty = {"cell_type": "code", "execution_count": None, "metadata": {"trusted": True}}
+        return empty | {"outputs": [], "source": "", "id": self.cell_id}
+
+
 def invented_metadata(content: dict[str, Any]) -> dict[str, Any]:
     """The metadata keys a document filled from ``content`` shows that ``content`` lacks, with
-    the values it shows: jupyter_ydoc's ``set()`` (and so the fill) gives every notebook a
-    ``kernelspec`` and a ``language_info``, blank where the file has none."""
+    the values it shows them with."""
     metadata = content.get("metadata", {})
     return {key: value for key, value in METADATA_DEFAULTS.items() if key not in metadata}
 
 
-def without_invented(content: dict[str, Any], invented: dict[str, Any]) -> dict[str, Any]:
-    """``content`` less each invented key still holding the value the document invented for it
-    (one a client has set since is the notebook's own, and kept)."""
+def without_invented(content: dict[str, Any], invented: Invented) -> dict[str, Any]:
+    """``content`` (trust marks stripped) less what is still as the document invented it: a
+    key or the cell a client has changed since is the notebook's own, and kept."""
     metadata = content["metadata"]
-    for key, value in invented.items():
+    for key, value in invented.metadata.items():
         if key in metadata and metadata[key] == value:
             del metadata[key]
+    cells = content["cells"]
+    if invented.cell_id is not None and len(cells) == 1:
+        untouched = invented.cell() | {"metadata": {}}
+        if cells[0] == untouched:
+            content["cells"] = []
     return content
 
 

@@ -89,6 +89,10 @@ def _merge_notebook(document: RoomDocument, base: bytes, theirs: bytes, path: st
         )
         result = merge_notebooks(*sides, fingerprints=fingerprints)
     room_ids = [cell.get("id") for cell in ours["cells"]]
+    # Ids the read left out (before nbformat 4.5, or a cell the document invented and its
+    # content leaves out) are read from the document itself when the merge is applied.
+    known_ids = len(room_ids) == len(document.shared.ycells)  # type: ignore[attr-defined]
+    known_ids = known_ids and all(isinstance(cell_id, str) for cell_id in room_ids)
     return FileMerge(
         content=result.notebook,
         conflicts=result.conflicts,
@@ -96,9 +100,8 @@ def _merge_notebook(document: RoomDocument, base: bytes, theirs: bytes, path: st
         room_changed=result.room_changed,
         file_changed=result.file_changed,
         same_in_room=result.same_in_room,
-        # Read along with the merge, so applying it need not read them again; ids the read
-        # left out (before nbformat 4.5) are read from the document itself.
-        room_ids=tuple(room_ids) if all(isinstance(i, str) for i in room_ids) else None,
+        # Read along with the merge, so applying it need not read them again.
+        room_ids=tuple(room_ids) if known_ids else None,
     )
 
 

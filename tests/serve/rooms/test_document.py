@@ -133,3 +133,19 @@ def test_the_cells_trust_marks_stay_out_of_the_content() -> None:
     document.load(json.dumps(NOTEBOOK).encode(), "a.ipynb", "hash", trusted=True)
     assert document.shared.ycells[0]["metadata"]["trusted"] is True  # type: ignore[attr-defined]
     assert document.content()["cells"][0]["metadata"] == {}
+
+
+def test_the_empty_cell_a_notebook_without_cells_shows_stays_out_of_the_file() -> None:
+    document = RoomDocument(DocumentKind.NOTEBOOK)
+    document.load(json.dumps(NOTEBOOK | {"cells": []}).encode(), "a.ipynb", "hash")
+    assert len(document.shared.ycells) == 1  # type: ignore[attr-defined]
+    assert document.content()["cells"] == []
+    assert json.loads(document.to_bytes())["cells"] == []
+
+
+def test_the_empty_cell_once_typed_in_is_the_notebooks_own() -> None:
+    document = RoomDocument(DocumentKind.NOTEBOOK)
+    document.load(json.dumps(NOTEBOOK | {"cells": []}).encode(), "a.ipynb", "hash")
+    source = document.shared.ycells[0]["source"]  # type: ignore[attr-defined]
+    source += "x = 1"
+    assert [cell["source"] for cell in document.content()["cells"]] == ["x = 1"]

@@ -164,3 +164,31 @@ async def test_a_text_file_changed_by_another_program_is_not_written_again(
         path.write_bytes(theirs)
         await settled_with(client, lambda: "second" in str(text.get()), "the change")
         assert path.read_bytes() == theirs
+
+
+async def test_a_notebook_without_cells_keeps_none_in_its_file(server: RunningServer) -> None:
+    """Its room shows one empty cell (as jupyter_ydoc's set() makes it); another program's
+    changes, and the cell it adds, reach the room without that cell reaching the file."""
+    path = write(server.root / "empty.ipynb", nbformat_file(new_notebook()))
+    with server.client() as api:
+        room, session = open_session(api, path.name)
+    async with room_client(server, room, session) as client:
+        assert code_sources(client) == [""]
+        described = nbformat_file(new_notebook(metadata={"kernelspec": KERNELSPEC}))
+        path.write_bytes(described)
+        notebook: YNotebook = client.shared  # type: ignore[assignment]
+        await settled_with(
+            client,
+            lambda: notebook.get()["metadata"]["kernelspec"]["name"] == "python3",
+            "the kernelspec",
+        )
+        assert path.read_bytes() == described
+        assert code_sources(client) == [""]
+        with_a_cell = nbformat_file(
+            new_notebook(
+                cells=[new_code_cell("x = 1", id="c1")], metadata={"kernelspec": KERNELSPEC}
+            )
+        )
+        path.write_bytes(with_a_cell)
+        await settled_with(client, lambda: code_sources(client) == ["x = 1"], "the new cell")
+        assert path.read_bytes() == with_a_cell
