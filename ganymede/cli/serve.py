@@ -61,8 +61,9 @@ def command(
 ) -> None:
     """Serve JupyterLab with live notebook rooms, file ids and Ganymede's APIs.
 
-    Prints the URL with its token. jupyter_server's own options pass through as
-    --Class.trait=value (e.g. --ServerApp.base_url=/lab-1/). Ctrl-C stops the server.
+    Prints the URL with its token (masked when handed in). jupyter_server's own options pass
+    through as --Class.trait=value (e.g. --ServerApp.base_url=/lab-1/) and win over the options
+    here. Ctrl-C stops the server.
     """
     from ganymede.config import load_config
     from ganymede.errors import ConfigError

@@ -19,6 +19,8 @@ from pathlib import Path, PurePosixPath
 
 from jupyter_core.paths import jupyter_runtime_dir
 
+MASKED_TOKEN = "..."  # what a server prints for a token handed to it: not the token
+
 
 @dataclass(frozen=True)
 class ServerInfo:
@@ -63,9 +65,12 @@ def server_for(path: Path, runtime_dir: Path | None = None) -> ServerInfo | None
 
 def server_at(url: str, token: str | None, runtime_dir: Path | None = None) -> ServerInfo:
     """The server at ``url`` (as ``ganymede serve`` prints it, token query included, or its base
-    URL); the token given wins over the one in the URL, which wins over its runtime file's."""
+    URL); the token given wins over the one in the URL (unless masked, ``token=...``), which
+    wins over its runtime file's."""
     parts = urllib.parse.urlsplit(url)
     in_query = urllib.parse.parse_qs(parts.query).get("token", [""])[0]
+    if in_query == MASKED_TOKEN:
+        in_query = ""  # the server printed it masked: its runtime file has it
     base = _base_url(url)
     chosen = token or in_query
     for server in running_servers(runtime_dir):

@@ -26,6 +26,7 @@ from jupyter_server.serverapp import ServerApp
 from tornado.netutil import bind_sockets
 from traitlets import default
 
+from ganymede.client.discover import MASKED_TOKEN
 from ganymede.serve.contents import GanymedeContentsManager
 from ganymede.serve.kernels.manager import HostKernelManager
 from ganymede.serve.kernels.output import BoundedGatewayConnection
@@ -52,8 +53,16 @@ class ServeOptions:
     extra_args: list[str] = field(default_factory=list)
 
 
+# Traits a pass-through option may name by another name than the one ``server_argv`` uses.
+TRAIT_ALIASES = {
+    "ServerApp.token": "IdentityProvider.token",
+    "ServerApp.notebook_dir": "ServerApp.root_dir",
+}
+
+
 def server_argv(options: ServeOptions) -> list[str]:
-    """The ServerApp command line for ``options``; pass-through arguments come last and win."""
+    """The ServerApp command line for ``options``. A pass-through argument replaces the setting
+    of the same trait (traitlets refuses a trait given twice), so what the user typed wins."""
     argv = [
         f"--ServerApp.root_dir={options.root}",
         f"--ServerApp.ip={options.ip}",
@@ -68,7 +77,14 @@ def server_argv(options: ServeOptions) -> list[str]:
         argv.append(f"--GatewayClient.url={options.gateway_url}")
     if options.allow_root:
         argv.append("--ServerApp.allow_root=True")
-    return [*argv, *options.extra_args]
+    passed = {_trait_named(arg) for arg in options.extra_args}
+    return [*(arg for arg in argv if _trait_named(arg) not in passed), *options.extra_args]
+
+
+def _trait_named(argument: str) -> str:
+    """``Class.trait`` of a ``--Class.trait=value`` argument, by the name ``server_argv`` uses."""
+    trait = argument.removeprefix("--").split("=", 1)[0]
+    return TRAIT_ALIASES.get(trait, trait)
 
 
 def server_extensions() -> dict[str, bool]:
@@ -83,7 +99,8 @@ class GanymedeServerApp(ServerApp):
       abandons the clean stop.
     - ``--port 0`` keeps the socket the OS bound instead of closing it and binding the number
       again, so no other process can take the port in between.
-    - The URL, token included, is printed on stdout, apart from the log lines on stderr.
+    - The URL is printed on stdout, apart from the log lines on stderr, with the token in full
+      only when the server made it.
     """
 
     _held_sockets: list[socket.socket] | None = None
@@ -130,10 +147,14 @@ class GanymedeServerApp(ServerApp):
 
     @property
     def url_with_token(self) -> str:
-        """The page to open, with the token in full (jupyter_server masks one it did not make)."""
+        """The page to open, with the token the server made in full; one handed in (the
+        environment, ``--token``, a spawner) masked as jupyter_server masks it, since whoever
+        handed it in has it and a log line is no place for it. Clients find it in the runtime
+        file."""
         parts = urllib.parse.urlsplit(self.connection_url)
-        token = self.identity_provider.token
-        query = urllib.parse.urlencode({"token": token}) if token else ""
+        provider = self.identity_provider
+        token = provider.token if provider.token_generated else MASKED_TOKEN
+        query = urllib.parse.urlencode({"token": token}, safe=".") if provider.token else ""
         return parts._replace(path=self.default_url, query=query).geturl()
 
 

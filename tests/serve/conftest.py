@@ -35,6 +35,7 @@ class RunningServer:
     root: Path
     url: str
     log: Path
+    printed: str = ""  # the URL as the server printed it (a token handed in, masked)
 
     @property
     def base(self) -> str:
@@ -119,9 +120,21 @@ def start_server(
     assert process.stdout is not None
     for line in process.stdout:
         if line.startswith(SERVING):
-            return RunningServer(process, root, line.rsplit(" at ", 1)[1].strip(), log)
+            url = line.rsplit(" at ", 1)[1].strip()
+            return RunningServer(process, root, _unmasked(url, env, process.pid), log, url)
     process.wait(timeout=STOP_TIMEOUT)
     pytest.fail(f"ganymede serve exited {process.returncode}:\n{log.read_text()}")
+
+
+def _unmasked(url: str, env: dict[str, str], pid: int) -> str:
+    """The URL with the token in full: a server prints one handed to it masked (``token=...``),
+    and clients find it in the server's runtime file, as this does."""
+    parts = urllib.parse.urlsplit(url)
+    if urllib.parse.parse_qs(parts.query).get("token") != ["..."]:
+        return url
+    runtime_file = Path(env["JUPYTER_RUNTIME_DIR"]) / f"jpserver-{pid}.json"
+    token = json.loads(runtime_file.read_text())["token"]
+    return parts._replace(query=urllib.parse.urlencode({"token": token})).geturl()
 
 
 def stop_server(server: RunningServer) -> None:

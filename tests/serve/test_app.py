@@ -7,7 +7,7 @@ from pathlib import Path
 from ganymede.serve.app import DISABLED_EXTENSIONS, ServeOptions, server_argv, server_extensions
 
 
-def test_resolved_options_come_first_and_pass_through_options_last() -> None:
+def test_resolved_options_come_first_and_pass_through_options_replace_them() -> None:
     options = ServeOptions(
         root=Path("/srv/notebooks"),
         ip="0.0.0.0",
@@ -17,19 +17,35 @@ def test_resolved_options_come_first_and_pass_through_options_last() -> None:
         config_file=Path("/srv/notebooks/ganymede.toml"),
         gateway_url="http://gateway:8888",
         allow_root=True,
-        extra_args=["--ServerApp.port=9000"],
+        extra_args=["--ServerApp.port=9000", "--ServerApp.token=other"],
     )
     assert server_argv(options) == [
         "--ServerApp.root_dir=/srv/notebooks",
         "--ServerApp.ip=0.0.0.0",
-        "--ServerApp.port=0",
         "--ServerApp.open_browser=False",
-        "--IdentityProvider.token=secret",
         "--GanymedeExtension.ganymede_toml=/srv/notebooks/ganymede.toml",
         "--GatewayClient.url=http://gateway:8888",
         "--ServerApp.allow_root=True",
         "--ServerApp.port=9000",
+        "--ServerApp.token=other",
     ]
+
+
+def test_every_setting_of_the_commands_own_yields_to_a_pass_through_option() -> None:
+    """traitlets refuses a trait given twice ("ip only accepts one value, got 2")."""
+    options = ServeOptions(
+        root=Path("/srv"), ip="127.0.0.1", port=8888, open_browser=True, token="t", allow_root=True
+    )
+    passed = [
+        "--ServerApp.root_dir=/elsewhere",
+        "--ServerApp.ip=0.0.0.0",
+        "--ServerApp.port=9",
+        "--ServerApp.open_browser=False",
+        "--ServerApp.allow_root=False",
+        "--IdentityProvider.token=mine",
+    ]
+    argv = server_argv(ServeOptions(**{**options.__dict__, "extra_args": passed}))
+    assert argv == passed
 
 
 def test_unset_options_leave_jupyter_server_its_defaults() -> None:

@@ -78,6 +78,44 @@ def test_serve_prints_its_url_answers_with_the_token_and_stops_kernels_on_ctrl_c
     assert root_warnings == ([ROOT_WARNING] if os.geteuid() == 0 else [])
 
 
+def test_a_token_handed_in_is_printed_masked_and_clients_still_find_it(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    root.mkdir()
+    env = jupyter_env(tmp_path / "jupyter", JUPYTER_TOKEN="handed-in-by-the-environment")
+    server = start_server(root, env, "--token", "handed-in-by-the-flag")
+    try:
+        assert server.printed.endswith("/lab?token=...")
+        changes = ("mcp", "changes", "--agent", "probe", "--url", server.printed)
+        done = subprocess.run(
+            [sys.executable, "-m", "ganymede", *changes],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=root,
+            timeout=STOP_TIMEOUT,
+        )
+        assert done.returncode == 0, done.stderr
+    finally:
+        stop_server(server)
+    assert "handed-in-by" not in server.log.read_text()
+
+
+def test_pass_through_options_replace_the_commands_own(tmp_path: Path) -> None:
+    """Each names a trait the command sets itself (the port from ``--port 0``, the others from
+    its defaults), which traitlets would refuse twice."""
+    root = tmp_path / "root"
+    root.mkdir()
+    args = ("--ServerApp.ip=localhost", "--ServerApp.port=0", "--ServerApp.open_browser=False")
+    server = start_server(root, jupyter_env(tmp_path / "jupyter"), *args)
+    try:
+        assert server.url.startswith("http://localhost:")
+        assert server.port != 0
+        with server.client() as client:
+            assert client.get("api/status").status_code == 200
+    finally:
+        stop_server(server)
+
+
 def test_config_environment_token_and_pass_through_options_reach_the_server(
     tmp_path: Path,
 ) -> None:
