@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +12,20 @@ import httpx
 import nbformat
 from jupyter_ydoc import YNotebook
 
+from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
 from tests.serve.rooms.client import RoomClient
+
+
+@contextmanager
+def server_with(home: Path, toml: bytes) -> Iterator[RunningServer]:
+    """A server on ``home``'s root, its ``ganymede.toml`` holding ``toml``."""
+    root = home / "root"
+    write(root / "ganymede.toml", toml)
+    running = start_server(root, jupyter_env(home / "jupyter"))
+    try:
+        yield running
+    finally:
+        stop_server(running)
 
 
 def notebook_bytes(*sources: str) -> bytes:

@@ -22,9 +22,9 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.protocol import MessageType
-from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
+from tests.serve.conftest import RunningServer
 from tests.serve.rooms.client import RoomClient, eventually, room_client
-from tests.serve.rooms.conftest import open_session, write
+from tests.serve.rooms.conftest import open_session, server_with, write
 
 # Saves would come at once after a take-in, never from the autosave's delay.
 QUICK_WATCHER = b"[serve]\nsave_delay = 60.0\nsettle = 0.2\nsettle_max = 2.0\n"
@@ -33,12 +33,8 @@ KERNELSPEC = {"name": "python3", "display_name": "Python 3", "language": "python
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    home = tmp_path_factory.mktemp("outside")
-    root = home / "root"
-    write(root / "ganymede.toml", QUICK_WATCHER)
-    running = start_server(root, jupyter_env(home / "jupyter"))
-    yield running
-    stop_server(running)
+    with server_with(tmp_path_factory.mktemp("outside"), QUICK_WATCHER) as running:
+        yield running
 
 
 def nbformat_file(notebook: nbformat.NotebookNode) -> bytes:

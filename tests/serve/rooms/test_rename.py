@@ -18,16 +18,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-from jupyter_ydoc import YNotebook
 
 from ganymede.agent import Author, AuthorKind
 from ganymede.fileid import FileIdStore
 from ganymede.serve.contents import GanymedeContentsManager
 from ganymede.serve.rooms import RoomManager
 from ganymede.serve.rooms.room import DocumentRoom
-from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
-from tests.serve.rooms.client import RoomClient, eventually, room_client
-from tests.serve.rooms.conftest import notebook_bytes, open_session, write
+from tests.serve.conftest import RunningServer
+from tests.serve.rooms.client import eventually, room_client
+from tests.serve.rooms.conftest import (
+    edit_first_cell,
+    notebook_bytes,
+    open_session,
+    server_with,
+    write,
+)
 
 # Saves and settles come quickly, so a sweep of offsets covers them all in a few seconds.
 QUICK = b"[serve]\nsave_delay = 0.2\nsettle = 0.2\nsettle_max = 1.0\n"
@@ -36,20 +41,8 @@ OFFSETS = [step * 0.05 for step in range(16)]
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
-    home = tmp_path_factory.mktemp("renames")
-    root = home / "root"
-    write(root / "ganymede.toml", QUICK)
-    running = start_server(root, jupyter_env(home / "jupyter"))
-    yield running
-    stop_server(running)
-
-
-def type_into(client: RoomClient, text: str) -> None:
-    notebook: YNotebook = client.shared  # type: ignore[assignment]
-    with notebook.ydoc.transaction():
-        source = notebook.ycells[0]["source"]
-        source += text
-        notebook.ystate["dirty"] = True
+    with server_with(tmp_path_factory.mktemp("renames"), QUICK) as running:
+        yield running
 
 
 def first_source(path: Path) -> str:
@@ -69,10 +62,10 @@ async def rename_under_an_edit(
     with server.client() as api:
         name, session = open_session(api, old)
     async with room_client(server, name, session) as client:
-        type_into(client, " before")
+        edit_first_cell(client, " before")
         await asyncio.sleep(offset)
         await asyncio.to_thread(rename, server, old, new)
-        type_into(client, " after")
+        edit_first_cell(client, " after")
         target = server.root / (renamed_on_disk or new)
         await eventually(
             lambda: target.exists() and first_source(target).endswith(" before after"),
@@ -119,10 +112,10 @@ async def test_renaming_the_folder_holding_the_notebook_keeps_the_clients(
     with server.client() as api:
         name, session = open_session(api, f"{folder}/nb.ipynb")
     async with room_client(server, name, session) as client:
-        type_into(client, " before")
+        edit_first_cell(client, " before")
         await asyncio.sleep(offset)
         await asyncio.to_thread(rename, server, folder, renamed)
-        type_into(client, " after")
+        edit_first_cell(client, " after")
         target = server.root / renamed / "nb.ipynb"
         await eventually(
             lambda: target.exists() and first_source(target).endswith(" before after"),
