@@ -12,6 +12,7 @@ from ganymede.core import Notebooks
 from ganymede.fileid import FileIdStore
 from ganymede.grant import Grants
 from ganymede.host.api import Responder
+from ganymede.trust.outputs import KernelOutputs
 
 SETTINGS_KEY = "ganymede_context"
 
@@ -33,6 +34,9 @@ class GanymedeContext:
     door (host responder, agent API, MCP tools) reads through this one."""
     host: Responder | None = None
     """Answers the host calls of the server's kernels (their comm drivers hand calls to it)."""
+    kernel_outputs: KernelOutputs = field(default_factory=KernelOutputs)
+    """The rich outputs the server's kernels sent lately (their websockets and the execute
+    endpoint record them), by which rooms trust the outputs a client writes."""
     _stop_hooks: list[StopHook] = field(default_factory=list)
 
     def __post_init__(self) -> None:

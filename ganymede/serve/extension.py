@@ -61,6 +61,7 @@ class GanymedeExtension(ExtensionApp):
             settle=config.serve.settle,
             settle_max=config.serve.settle_max,
             runtime_dir=Path(self.serverapp.runtime_dir),
+            kernel_outputs=self.context.kernel_outputs,
             log=self.log,
         )
         self.settings[ROOMS_SETTINGS_KEY] = rooms

@@ -19,7 +19,7 @@ import contextlib
 import logging
 import time
 from collections import OrderedDict, deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +27,14 @@ from jupyter_ydoc import YNotebook
 
 from ganymede.errors import KernelDied
 from ganymede.serve.execution.kernel_client import KernelLine
-from ganymede.serve.execution.ydoc_outputs import IDLE, RoomCellOutputs, RoomDisplays, find_cell
+from ganymede.serve.execution.ydoc_outputs import (
+    IDLE,
+    IopubMessage,
+    RoomCellOutputs,
+    RoomDisplays,
+    find_cell,
+)
+from ganymede.trust.outputs import KernelOutputs
 
 REMEMBERED_REQUESTS = 10_000
 """Request ids a kernel remembers having queued, for requests naming one as their previous."""
@@ -60,8 +67,11 @@ class Batch:
 ConnectionOpener = Callable[[], Awaitable[KernelLine]]
 
 
-async def run_batch(batch: Batch, connection: KernelLine, displays: RoomDisplays) -> None:
-    """Run the batch's cells in order until one fails; every cell ends idle."""
+async def run_batch(
+    batch: Batch, connection: KernelLine, displays: RoomDisplays, seen: KernelOutputs
+) -> None:
+    """Run the batch's cells in order until one fails; every cell ends idle. The outputs are
+    recorded in ``seen`` too, so a client moving or copying them keeps them trusted."""
     remaining = list(batch.cells)
     while remaining and batch.failure is None:
         cell = remaining.pop(0)
@@ -69,8 +79,14 @@ async def run_batch(batch: Batch, connection: KernelLine, displays: RoomDisplays
         if not cell.source.strip():
             outputs.finish(None)  # JupyterLab sends no empty cell to the kernel
             continue
+
+        def on_iopub(messages: Sequence[IopubMessage], outputs: RoomCellOutputs = outputs) -> None:
+            for msg_type, content in messages:
+                seen.saw(msg_type, content)
+            outputs.handle(messages)
+
         try:
-            reply = await connection.execute(cell.source, outputs.handle)
+            reply = await connection.execute(cell.source, on_iopub)
         except KernelDied as error:
             batch.failure = {"ename": "KernelDied", "evalue": str(error), "traceback": []}
             outputs.finish(None)
@@ -119,8 +135,12 @@ class KernelQueue:
     (and the displays shown on this kernel) for the next ones, until the kernel restarts.
     """
 
-    def __init__(self, open_connection: ConnectionOpener, log: logging.Logger) -> None:
+    def __init__(
+        self, open_connection: ConnectionOpener, seen: KernelOutputs, log: logging.Logger
+    ) -> None:
+        """``seen``: where the rich outputs the kernel sends are recorded."""
         self._open_connection = open_connection
+        self._seen = seen
         self.log = log
         self.displays = RoomDisplays()
         self._waiting: deque[Batch] = deque()
@@ -182,7 +202,7 @@ class KernelQueue:
                     self._connection = await self._open_connection()
                     waited = time.monotonic() - started
                     self.log.info("execute: connected to the kernel in %.2f s", waited)
-                await run_batch(batch, self._connection, self.displays)
+                await run_batch(batch, self._connection, self.displays, self._seen)
             except KernelDied as error:  # the connection could not be opened
                 batch.failure = {"ename": "KernelDied", "evalue": str(error), "traceback": []}
                 settle_idle(batch.notebook, batch.cells)

@@ -156,7 +156,9 @@ class Executions:
                     return await GatewayKernelConnection.open(kernel, self.log, CONNECT_TIMEOUT)
                 return await KernelConnection.open(kernel, self.log, CONNECT_TIMEOUT)
 
-            queue = self._queues[kernel_id] = KernelQueue(connect, self.log)
+            queue = self._queues[kernel_id] = KernelQueue(
+                connect, self.rooms.kernel_outputs, self.log
+            )
         return queue
 
     async def _forget_gone_kernels(self) -> None:

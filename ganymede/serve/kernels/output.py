@@ -8,7 +8,8 @@ prints. Here every write is counted until the stream has flushed it; once a clie
 messages to it are dropped, not written. The connection stays open: replies on shell and
 control still go through, and output flows again as soon as the client catches up. Rooms get
 every output regardless; only this client's live view misses some. Kernels on a gateway get the
-same bound on what the server relays to their clients.
+same bound on what the server relays to their clients, and their rich outputs are recorded as
+local kernels' are (``kernel_websocket``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from tornado.websocket import WebSocketClosedError
 
 from ganymede.config import ServeConfig
 from ganymede.serve.context import SETTINGS_KEY
+from ganymede.trust.outputs import KernelOutputs
 
 
 class OutputBacklog:
@@ -120,23 +122,37 @@ class BoundedOutputConnection(CountedWrites, ZMQChannelsWebsocketConnection):
 
 class BoundedGatewayConnection(CountedWrites, GatewayWebSocketConnection):
     """A gateway kernel's websocket, bounded alike: the gateway relays each message as JSON
-    text, whose ``channel`` says whether it is output."""
+    text, whose ``channel`` says whether it is output. Its rich outputs are recorded."""
 
     def handle_outgoing_message(self, incoming_msg: str, *args: Any) -> None:
-        if _channel_of(incoming_msg) == "iopub" and not self._admits_output(len(incoming_msg)):
-            return
+        message = _decoded(incoming_msg)
+        if message.get("channel") == "iopub":
+            if not self._admits_output(len(incoming_msg)):
+                return
+            seen = kernel_outputs_of(self.websocket_handler.settings)
+            header, content = message.get("header"), message.get("content")
+            if seen is not None and isinstance(header, dict) and isinstance(content, dict):
+                seen.saw(str(header.get("msg_type", "")), content)
         with contextlib.suppress(WebSocketClosedError):  # the client is gone: nothing to bound
             self._write_counted(incoming_msg)
 
 
-def _channel_of(message: str | bytes) -> str | None:
+def kernel_outputs_of(settings: dict[str, Any]) -> KernelOutputs | None:
+    """Where a kernel websocket records the rich outputs it passes on (None: Ganymede's
+    extension is not loaded, and no room reads them)."""
+    context = settings.get(SETTINGS_KEY)
+    return context.kernel_outputs if context is not None else None
+
+
+def _decoded(message: str | bytes) -> dict[str, Any]:
+    """A relayed message's JSON ({}: not the JSON text a gateway relays, let it through)."""
     if not isinstance(message, str):
-        return None  # not the JSON text a gateway relays: let it through
+        return {}
     try:
         decoded = json.loads(message)
     except json.JSONDecodeError:
-        return None
-    return decoded.get("channel") if isinstance(decoded, dict) else None
+        return {}
+    return decoded if isinstance(decoded, dict) else {}
 
 
 def _serve_config(settings: dict[str, Any]) -> ServeConfig:

@@ -4,6 +4,8 @@ jupyter_server forwards each kernel message to each websocket through
 ``handle_outgoing_message``; this connection class asks the kernel's host driver whether a
 message is host traffic first, and drops it, or (for ``comm_info_reply``) re-signs it without the
 host comm. Buffered messages replayed to a reconnecting client pass through the same method.
+The rich outputs it passes on are recorded (``kernel_outputs_of``), so a room trusts them when
+the client writes them into a notebook.
 """
 
 from __future__ import annotations
@@ -18,7 +20,8 @@ from ganymede.host.iopub_filter import (
     is_host_traffic,
     without_host_comms,
 )
-from ganymede.serve.kernels.output import BoundedOutputConnection
+from ganymede.serve.kernels.output import BoundedOutputConnection, kernel_outputs_of
+from ganymede.trust.outputs import RICH_MESSAGE_TYPES
 
 HEADER, PARENT, METADATA, CONTENT = 1, 2, 3, 4
 """Where each part sits in a message after its identities (index 0 is the signature)."""
@@ -31,25 +34,31 @@ def host_traffic_of(kernel_manager: Any, kernel_id: str) -> HostTraffic | None:
 
 
 class HostFilteringConnection(BoundedOutputConnection):
-    """A kernel websocket that never shows its client the server's host traffic (and, as its
-    base, drops output a client is too far behind to take)."""
+    """A kernel websocket that never shows its client the server's host traffic, and records
+    the rich outputs it shows (and, as its base, drops output a client is too far behind to
+    take)."""
 
     def handle_outgoing_message(self, stream: Any, outgoing_msg: list[Any]) -> None:
         traffic = host_traffic_of(self.multi_kernel_manager, self.kernel_id)
-        if traffic is None:
+        seen = kernel_outputs_of(self.websocket_handler.settings)
+        channel = stream if isinstance(stream, str) else getattr(stream, "channel", None)
+        if traffic is None and (seen is None or channel != "iopub"):
             super().handle_outgoing_message(stream, outgoing_msg)
             return
-        channel = stream if isinstance(stream, str) else getattr(stream, "channel", None)
         frames = [bytes(frame) if not isinstance(frame, bytes) else frame for frame in outgoing_msg]
         identities, parts = self.session.feed_identities(frames)
         header = self.session.unpack(parts[HEADER])
         msg_type = header.get("msg_type", "")
         if channel == "iopub":
-            parent_id = self.session.unpack(parts[PARENT]).get("msg_id")
-            content = self.session.unpack(parts[CONTENT]) if msg_type in CONTENT_NEEDED else {}
-            if is_host_traffic(msg_type, parent_id, content, traffic):
-                return
-        elif channel == "shell" and msg_type == "comm_info_reply":
+            if traffic is not None:
+                parent_id = self.session.unpack(parts[PARENT]).get("msg_id")
+                needed = msg_type in CONTENT_NEEDED
+                content = self.session.unpack(parts[CONTENT]) if needed else {}
+                if is_host_traffic(msg_type, parent_id, content, traffic):
+                    return
+            if seen is not None and msg_type in RICH_MESSAGE_TYPES:
+                seen.saw(msg_type, self.session.unpack(parts[CONTENT]))
+        elif channel == "shell" and msg_type == "comm_info_reply" and traffic is not None:
             parts = self._without_host_comms(parts, traffic)
         super().handle_outgoing_message(stream, [*identities, DELIM, *parts])
 

@@ -33,6 +33,7 @@ from ganymede.serve.rooms.protocol import RoomName
 from ganymede.serve.rooms.room import DocumentRoom
 from ganymede.serve.rooms.trust import file_signed
 from ganymede.serve.rooms.watcher import FileWatcher
+from ganymede.trust.outputs import KernelOutputs
 
 DEFAULT_GRACE_PERIOD = 60.0
 
@@ -54,14 +55,18 @@ class RoomManager:
         settle: float = 0.5,
         settle_max: float = 5.0,
         runtime_dir: Path | None = None,
+        kernel_outputs: KernelOutputs | None = None,
         log: logging.Logger | None = None,
     ) -> None:
+        """``kernel_outputs``: what the server's kernels sent (none: no client-written rich
+        output is trusted)."""
         self.session_id = str(uuid.uuid4())
         self.file_ids = file_ids
         self.hash_algorithm = hash_algorithm
         self.save_delay = save_delay
         self.grace_period = grace_period
         self.runtime_dir = runtime_dir if runtime_dir is not None else Path(jupyter_runtime_dir())
+        self.kernel_outputs = kernel_outputs if kernel_outputs is not None else KernelOutputs()
         self.log = log if log is not None else logging.getLogger(__name__)
         self._rooms: dict[str, AwarenessRoom] = {}
         self._opening: dict[str, asyncio.Future[AwarenessRoom]] = {}
@@ -234,6 +239,7 @@ class RoomManager:
             cell_ids=cell_ids,
             signed=signed,
             save_delay=self.save_delay,
+            kernel_outputs=self.kernel_outputs,
             log=self.log,
             read_only=read_only,
         )

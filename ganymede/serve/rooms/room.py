@@ -31,6 +31,7 @@ from ganymede.serve.rooms.protocol import SaveStatus
 from ganymede.serve.rooms.readahead import ReadAhead
 from ganymede.serve.rooms.shape_guard import ShapeGuard
 from ganymede.serve.rooms.trust import OutputTrust, Writer
+from ganymede.trust.outputs import KernelOutputs
 
 # A save that finds the file changed merges and tries again; a file rewritten faster than that
 # is left to the watcher.
@@ -63,11 +64,13 @@ class DocumentRoom(AwarenessRoom):
         cell_ids: list[str],
         signed: bool,
         save_delay: float,
+        kernel_outputs: KernelOutputs,
         log: logging.Logger,
         read_only: bool = False,
     ) -> None:
         """``document`` was just filled from ``snapshot`` by ``RoomDocument.load``, which gave
-        its cells ``cell_ids``; ``signed``: the snapshot's signature is known (``file_signed``)."""
+        its cells ``cell_ids``; ``signed``: the snapshot's signature is known (``file_signed``);
+        ``kernel_outputs``: what the server's kernels sent (see ``trust``)."""
         super().__init__(name, log)
         self.document = document
         self.read_only = read_only
@@ -87,7 +90,7 @@ class DocumentRoom(AwarenessRoom):
         self._save_lock = asyncio.Lock()
         self._autosave = Autosave(save_delay, self._save_quietly)
         self._subscription = document.doc.observe(self._on_change)
-        self._trust = OutputTrust(document, self._writer, log)
+        self._trust = OutputTrust(document, self._writer, log, kernel_outputs)
         self._trust.take_loaded(document.parse(snapshot.data, snapshot.path), cell_ids, signed)
         self._read_ahead = ReadAhead(
             file, document, self._trust, lambda: (self._base, self._file_hash), log

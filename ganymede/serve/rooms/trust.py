@@ -6,10 +6,14 @@ holds for every code cell (nbformat's rule: a cell without rich output needs no 
 follows each cell's outputs as they change:
 
 - read from a signed file, or trusted as a whole (Trust Notebook): trusted;
-- read from an unsigned file, or merged in from an unsigned version of it: not trusted, and
-  their hash is remembered, so a client writing back those very outputs does not launder them;
-- written by a room client (a person's run writes its outputs through the frontend), or a
-  client marking the cell ``trusted`` (JupyterLab's own Trust Notebook): trusted;
+- read from an unsigned file, or merged in from an unsigned version of it: not trusted;
+- written by a room client: trusted only if every rich output's data is one a kernel of this
+  server sent a client (a person's run over the kernel websocket, whose outputs JupyterLab
+  writes into the room itself: see ``ganymede.trust.outputs``) or one this room already
+  trusted (a cell moved, pasted or undone, an output copied to another cell). A client making
+  up outputs, or writing back the very outputs an unsigned file had, gets them untrusted;
+- a client marking the cell ``trusted`` (JupyterLab's own Trust Notebook, and its run of an
+  untrusted cell): trusted;
 - written by the server after ``trust_outputs(cell_id)`` (a run on this server): trusted;
   written by the server otherwise: not trusted.
 
@@ -25,9 +29,8 @@ The notary is SQLite: checking and signing run in a worker thread.
 from __future__ import annotations
 
 import asyncio
-import hashlib
-import json
 import logging
+from collections import Counter
 from collections.abc import Callable
 from enum import Enum
 from typing import Any
@@ -38,13 +41,18 @@ from ganymede.errors import InvalidNotebook
 from ganymede.serve.rooms.document import (
     DocumentKind,
     RoomDocument,
-    as_read_back,
     read_shared,
     shared_cells,
 )
 from ganymede.trust import is_signed, sign_data
+from ganymede.trust.outputs import (
+    RICH_OUTPUT_TYPES,
+    Fingerprint,
+    KernelOutputs,
+    output_fingerprint,
+    rich_fingerprints,
+)
 
-RICH_OUTPUT_TYPES = frozenset({"execute_result", "display_data"})
 KEYS_WITHOUT_RICH_DATA = frozenset({"output_type", "execution_count", "metadata"})
 
 
@@ -59,14 +67,8 @@ class Writer(Enum):
 class CellTrust(Enum):
     TRUSTED = "trusted"
     UNTRUSTED = "untrusted"
-    CLIENT = "client"  # trusted unless they are outputs once read untrusted
+    CLIENT = "client"  # trusted if a kernel of this server, or this room, vouches for them
     SERVER_RUN = "server run"  # trusted, and so is what the server writes next
-
-
-def outputs_hash(outputs: list[Any]) -> str:
-    """Outputs as parsed from a file and as read from the document hash alike."""
-    text = json.dumps(as_read_back(outputs), sort_keys=True)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 async def file_signed(document: RoomDocument, data: bytes, path: str) -> bool:
@@ -81,28 +83,47 @@ async def file_signed(document: RoomDocument, data: bytes, path: str) -> bool:
 
 def needs_trust(outputs: list[Any]) -> bool:
     """nbformat's ``_check_cell``: only rich data (HTML, scripts, images…) needs trusting."""
-    return any(
+    return any(output_needs_trust(output) for output in outputs)
+
+
+def output_needs_trust(output: Any) -> bool:
+    """The rule for one output: a rich type carrying more than the keys any output may."""
+    return (
         isinstance(output, dict)
         and output.get("output_type") in RICH_OUTPUT_TYPES
         and not set(output) <= KEYS_WITHOUT_RICH_DATA
-        for output in outputs
     )
 
 
 class OutputTrust:
     """The trust of each code cell's outputs in one notebook room, kept in server memory.
 
-    ``writer`` tells, while a change is being applied, who made it (the room knows).
+    ``writer`` tells, while a change is being applied, who made it (the room knows);
+    ``kernel_outputs`` what the server's kernels sent their clients.
+
+    Client-written outputs are judged when the room next checks (a save, a marking), not as
+    they arrive: a client streaming a long run's output must not cost a read of the cell's
+    outputs per message. They come from a kernel before they reach the client, so what a
+    check does not find then will not turn up later: the cell is then untrusted until its
+    outputs change again. Outputs found trusted are vouched for by the room from then on, by
+    their fingerprints, kept per cell (the last outputs each cell was trusted with), so what
+    the room remembers is bounded by what the notebook holds and the cells it has had.
     """
 
     def __init__(
-        self, document: RoomDocument, writer: Callable[[], Writer], log: logging.Logger
+        self,
+        document: RoomDocument,
+        writer: Callable[[], Writer],
+        log: logging.Logger,
+        kernel_outputs: KernelOutputs,
     ) -> None:
         self._document = document
         self._writer = writer
         self._log = log
+        self._kernel_outputs = kernel_outputs
         self._cells: dict[str, CellTrust] = {}
-        self._distrusted: set[str] = set()  # hashes of outputs read from unsigned files
+        self._vouched: dict[str, frozenset[Fingerprint]] = {}  # cell id: its trusted outputs
+        self._vouched_count: Counter[Fingerprint] = Counter()  # over every cell's
         self._file_signed = False  # the last version of the file read: signed?
         self._checked_ahead: tuple[bytes, bool] | None = None  # a version read ahead: signed?
         self._captured: tuple[bytes, bool] | None = None  # last bytes serialised, all trusted?
@@ -151,9 +172,9 @@ class OutputTrust:
 
     def trust_all(self) -> None:
         """A person trusts the notebook: every output it holds now, and any like them later."""
-        self._distrusted.clear()
-        for cell_id, _ in self._code_cells():
+        for cell_id, outputs in self._code_cells():
             self._cells[cell_id] = CellTrust.TRUSTED
+            self._vouch(cell_id, outputs)
 
     def all_trusted(self) -> bool:
         """Whether every code cell's outputs are trusted or harmless, as the document is now."""
@@ -224,16 +245,46 @@ class OutputTrust:
     def _is_trusted(self, cell_id: str, outputs: list[Any]) -> bool:
         state = self._cells.get(cell_id, CellTrust.UNTRUSTED)
         if state is CellTrust.CLIENT:
-            return outputs_hash(outputs) not in self._distrusted
+            state = self._judge_client_outputs(cell_id, outputs)
+            self._cells[cell_id] = state
         return state is not CellTrust.UNTRUSTED
+
+    def _judge_client_outputs(self, cell_id: str, outputs: list[Any]) -> CellTrust:
+        """Trusted if every rich output is one a kernel of this server sent, or one the room
+        already trusts; then the room vouches for them as this cell's."""
+        fingerprints = []
+        for output in outputs:
+            if not output_needs_trust(output):
+                continue
+            fingerprint = output_fingerprint(output)
+            if fingerprint is None or not (
+                fingerprint in self._kernel_outputs or self._vouched_count[fingerprint]
+            ):
+                return CellTrust.UNTRUSTED
+            fingerprints.append(fingerprint)
+        self._vouch_fingerprints(cell_id, frozenset(fingerprints))
+        return CellTrust.TRUSTED
+
+    def _vouch(self, cell_id: str, outputs: list[Any]) -> None:
+        """The room trusts these outputs of the cell's (a signed file's, a person's word)."""
+        self._vouch_fingerprints(cell_id, frozenset(rich_fingerprints(outputs)))
+
+    def _vouch_fingerprints(self, cell_id: str, fingerprints: frozenset[Fingerprint]) -> None:
+        count = self._vouched_count
+        for fingerprint in self._vouched.pop(cell_id, frozenset()):
+            count[fingerprint] -= 1
+            if not count[fingerprint]:
+                del count[fingerprint]
+        count.update(fingerprints)
+        if fingerprints:
+            self._vouched[cell_id] = fingerprints
 
     def _take_from_file(self, cell_id: str, outputs: list[Any]) -> None:
         if self._file_signed:
             self._cells[cell_id] = CellTrust.TRUSTED
-            return
-        self._cells[cell_id] = CellTrust.UNTRUSTED
-        if needs_trust(outputs):
-            self._distrusted.add(outputs_hash(outputs))
+            self._vouch(cell_id, outputs)
+        else:
+            self._cells[cell_id] = CellTrust.UNTRUSTED
 
     def _code_cells(self) -> list[tuple[str, list[Any]]]:
         cells = shared_cells(self._document.shared)  # type: ignore[arg-type]
@@ -263,11 +314,12 @@ class OutputTrust:
             elif event.path[1:] == ["metadata"] and writer is Writer.CLIENT:
                 change = event.keys.get("trusted")  # type: ignore[union-attr]
                 if change is not None and change.get("newValue") is True:
-                    self._cells[str(cell["id"])] = CellTrust.TRUSTED
+                    cell_id, outputs = _code_cell_outputs(cell)
+                    self._cells[cell_id] = CellTrust.TRUSTED
+                    self._vouch(cell_id, outputs)
 
     def _outputs_changed(self, writer: Writer, cell: Map) -> None:
-        """Only outputs from the file are read here: a client streaming a long run's output
-        must not cost a copy of the cell's outputs per message."""
+        """Only outputs from the file are read here: a client's are judged at the next check."""
         cell_id = str(cell.get("id"))
         if writer is Writer.CLIENT:
             self._cells[cell_id] = CellTrust.CLIENT

@@ -293,3 +293,30 @@ async def test_outputs_of_runs_on_the_server_are_trusted_so_the_saved_file_is_si
     await eventually(
         lambda: notary.check_signature(nbformat.read(path, as_version=4)), "the signature"
     )
+
+
+async def test_a_cell_the_server_ran_stays_trusted_when_a_client_moves_it(
+    server: RunningServer, api: httpx.Client, endpoint: httpx.AsyncClient, kernel: str
+) -> None:
+    """JupyterLab moves a cell by deleting it and inserting a copy: the copy's outputs are ones
+    a kernel of this server produced, though the room did not see the client run them."""
+    source = "from IPython.display import HTML\nHTML('<b>moved</b>')"
+    document = add_notebook(server, api, "moved.ipynb", rich=source, other="1")
+    answer = await execute(endpoint, kernel, document, hashed(("rich", source)), wait=60)
+    assert answer.status_code == 200 and answer.json()["finished"] is True
+    path = server.root / "moved.ipynb"
+    name, session = open_session(api, "moved.ipynb")
+    async with room_client(server, name, session) as ada:
+        await eventually(lambda: room_cells(ada)[0]["outputs"], "the outputs in the client")
+        cells = ada.shared.ycells  # type: ignore[attr-defined]
+        with ada.shared.ydoc.transaction():
+            copy = ada.shared.create_ycell(cells[0].to_py())  # type: ignore[attr-defined]
+            del cells[0]
+            cells.append(copy)
+            ada.shared.ystate["dirty"] = True
+        moved = ["other", "rich"]
+        await eventually(lambda: [cell.id for cell in on_disk(path)] == moved, "the move saved")
+    notary = NotebookNotary(data_dir=str(server.log.parent / "data"))
+    await eventually(
+        lambda: notary.check_signature(nbformat.read(path, as_version=4)), "the signature"
+    )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import urllib.parse
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +18,8 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_outp
 
 from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.protocol import MessageType
-from tests.serve.conftest import RunningServer
+from tests.serve.conftest import RunningServer, jupyter_env
+from tests.serve.kernel_socket import KernelSocket, connect
 from tests.serve.rooms.client import RoomClient, eventually, room_client
 from tests.serve.rooms.conftest import edit_first_cell, open_session, write
 
@@ -83,18 +85,100 @@ async def test_an_untrusted_notebook_edited_in_a_room_is_saved_unsigned(
     assert not signed(server, path)
 
 
-async def test_new_outputs_from_a_client_in_every_cell_get_the_file_signed(
-    server: RunningServer, api: httpx.Client
+def append_output(client: RoomClient, cell_index: int, output: dict[str, Any]) -> None:
+    """Add one output to a cell, as a client writing into the document can."""
+    notebook: YNotebook = client.shared  # type: ignore[assignment]
+    with notebook.ydoc.transaction():
+        notebook.ycells[cell_index]["outputs"].extend(notebook._create_youtputs([output]))
+        notebook.ystate["dirty"] = True
+
+
+def trust_check(server: RunningServer, path: Path) -> subprocess.CompletedProcess[str]:
+    """``ganymede trust --check`` on the file, against the server's signature store."""
+    env = jupyter_env(server.root.parent / "jupyter")
+    command = [sys.executable, "-m", "ganymede", "trust", "--check", path.name]
+    return subprocess.run(
+        command, capture_output=True, text=True, cwd=path.parent, env=env, timeout=60
+    )
+
+
+@pytest.fixture
+def kernel(server: RunningServer, api: httpx.Client) -> Iterator[str]:
+    """A python3 kernel started through the server's REST API, as JupyterLab starts one."""
+    started = api.post("api/kernels", json={"name": "python3"})
+    assert started.status_code == 201, started.text
+    kernel_id = str(started.json()["id"])
+    yield kernel_id
+    api.delete(f"api/kernels/{kernel_id}")
+
+
+async def run_as_jupyterlab(socket: KernelSocket, code: str, cell_id: str) -> list[dict[str, Any]]:
+    """Run a notebook's cell over the kernel websocket as JupyterLab does, and the outputs
+    JupyterLab makes of its iopub messages (``{...content, output_type}``, no ``transient``)."""
+    msg_id = await socket.execute(code, cell_id)
+    reply, _ = await socket.finished(msg_id)
+    assert reply["status"] == "ok", reply
+    outputs = []
+    for message in socket.received:
+        msg_type = message["msg_type"]
+        if message["parent_header"].get("msg_id") != msg_id or msg_type not in OUTPUT_MESSAGES:
+            continue
+        content = {key: value for key, value in message["content"].items() if key != "transient"}
+        outputs.append({**content, "output_type": msg_type})
+    return outputs
+
+
+OUTPUT_MESSAGES = frozenset({"execute_result", "display_data", "stream", "error"})
+SHOW_HTML = (
+    "from IPython.display import HTML, display\n"
+    "print('ran')\n"
+    "display(HTML('<b>{text}</b><script>console.log(1)</script>'))\n"
+    "HTML('<i>{text}, the result</i>')"
+)
+
+
+@pytest.mark.parametrize("signed_first", [False, True], ids=["unsigned", "signed"])
+async def test_an_output_a_client_makes_up_is_not_trusted(
+    server: RunningServer, api: httpx.Client, signed_first: bool
 ) -> None:
-    path = notebook_with_html(server, "trust/rerun.ipynb", UNTRUSTED_HTML, "<i>old</i>")
-    name, session = open_session(api, "trust/rerun.ipynb")
-    async with room_client(server, name, session) as ada:
-        write_outputs(ada, 1, [html_output("<b>run here</b>")])
-        await saved(ada, path, "run here")
-        assert not signed(server, path)  # the second code cell still shows untrusted HTML
-        write_outputs(ada, 2, [html_output("<i>run here too</i>")])
-        await saved(ada, path, "run here too")
-    assert signed(server, path)
+    name_on_disk = f"trust/forged-{signed_first}.ipynb"
+    path = notebook_with_html(server, name_on_disk, "<b>mine</b>")
+    if signed_first:
+        with notary(server) as server_notary:
+            server_notary.sign(nbformat.read(path, as_version=4))
+    name, session = open_session(api, name_on_disk)
+    async with room_client(server, name, session) as mallory:
+        forged = html_output("<b>forged</b><script>steal()</script>")
+        append_output(mallory, 1, forged)  # no kernel ever ran this
+        await saved(mallory, path, "steal()")
+    assert not signed(server, path)
+    checked = trust_check(server, path)
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+
+
+@pytest.mark.parametrize("v1", [False, True], ids=["json", "v1"])
+async def test_outputs_a_client_got_from_a_kernel_of_the_server_get_the_file_signed(
+    server: RunningServer, api: httpx.Client, kernel: str, v1: bool
+) -> None:
+    """JupyterLab's own runs (server-side execution off): it sends the cell over the kernel
+    websocket and writes the outputs it receives into the room itself."""
+    name_on_disk = f"trust/ran-{v1}.ipynb"
+    path = notebook_with_html(server, name_on_disk, UNTRUSTED_HTML, "<i>old</i>")
+    name, session = open_session(api, name_on_disk)
+    socket = await connect(server, kernel, v1)
+    try:
+        async with room_client(server, name, session) as ada:
+            cells = ada.shared.get()["cells"]
+            for index, text in ((1, "ran here"), (2, "ran here too")):
+                code = SHOW_HTML.format(text=text)
+                write_outputs(ada, index, await run_as_jupyterlab(socket, code, cells[index]["id"]))
+                await saved(ada, path, text)
+                # The second cell still shows the unsigned file's HTML until it runs too.
+                assert signed(server, path) is (index == 2)
+    finally:
+        await socket.close()
+    checked = trust_check(server, path)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
 async def test_a_client_writing_back_the_untrusted_outputs_does_not_make_them_trusted(
