@@ -181,6 +181,8 @@ class DocumentRoom(AwarenessRoom):
         async with self._save_lock:
             status = await self._save_locked(explicit)
             await self._trust.sign_saved(self._saved_data, self.document.shared.path)
+            if self._trust.marks_stale:  # outputs a client made up, in a cell marked trusted
+                self._mark_trusted_cells()
             return status
 
     def trust_outputs(self, cell_id: str) -> None:

@@ -124,6 +124,7 @@ class OutputTrust:
         self._cells: dict[str, CellTrust] = {}
         self._vouched: dict[str, frozenset[Fingerprint]] = {}  # cell id: its trusted outputs
         self._vouched_count: Counter[Fingerprint] = Counter()  # over every cell's
+        self._found_untrusted = False  # client outputs judged untrusted since the last marking
         self._file_signed = False  # the last version of the file read: signed?
         self._checked_ahead: tuple[bytes, bool] | None = None  # a version read ahead: signed?
         self._captured: tuple[bytes, bool] | None = None  # last bytes serialised, all trusted?
@@ -187,6 +188,7 @@ class OutputTrust:
         """Set each code cell's ``metadata.trusted`` to whether its outputs are trusted; the
         caller makes this one transaction of the room's own. Cells already right are left
         alone, so nothing changes (and no update goes out) when no trust changed."""
+        self._found_untrusted = False
         if not self.enabled:
             return
         # Judged on one JSON read of every cell (reading cell by cell crosses into Rust per
@@ -207,6 +209,12 @@ class OutputTrust:
                 shared_metadata["trusted"] = True
             else:
                 del shared_metadata["trusted"]
+
+    @property
+    def marks_stale(self) -> bool:
+        """Whether a check found a client's outputs untrusted since cells were last marked: the
+        cell may still carry the ``trusted`` mark, which a page opened now would believe."""
+        return self._found_untrusted
 
     def capture(self, data: bytes) -> None:
         """The room serialised ``data`` to save it: judge it now, before any await."""
@@ -247,6 +255,7 @@ class OutputTrust:
         if state is CellTrust.CLIENT:
             state = self._judge_client_outputs(cell_id, outputs)
             self._cells[cell_id] = state
+            self._found_untrusted = self._found_untrusted or state is CellTrust.UNTRUSTED
         return state is not CellTrust.UNTRUSTED
 
     def _judge_client_outputs(self, cell_id: str, outputs: list[Any]) -> CellTrust:

@@ -93,6 +93,10 @@ def append_output(client: RoomClient, cell_index: int, output: dict[str, Any]) -
         notebook.ystate["dirty"] = True
 
 
+def mark(client: RoomClient, cell_index: int) -> object:
+    return client.shared.get()["cells"][cell_index]["metadata"].get("trusted")
+
+
 def trust_check(server: RunningServer, path: Path) -> subprocess.CompletedProcess[str]:
     """``ganymede trust --check`` on the file, against the server's signature store."""
     env = jupyter_env(server.root.parent / "jupyter")
@@ -151,6 +155,8 @@ async def test_an_output_a_client_makes_up_is_not_trusted(
         forged = html_output("<b>forged</b><script>steal()</script>")
         append_output(mallory, 1, forged)  # no kernel ever ran this
         await saved(mallory, path, "steal()")
+        # A page opened now would believe a trusted mark on the cell: it goes.
+        await eventually(lambda: mark(mallory, 1) is None, "the cell's trusted mark to go")
     assert not signed(server, path)
     checked = trust_check(server, path)
     assert checked.returncode == 1, checked.stdout + checked.stderr
