@@ -75,10 +75,15 @@ def browser(playwright_driver: Playwright) -> Iterator[Browser]:
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[RunningServer]:
-    """``ganymede serve <root> --no-browser --port 0``: one server, one empty root per test."""
+def served(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[RunningServer]:
+    """``ganymede serve <root> --no-browser --port 0``: one server, one empty root per test.
+
+    A test parametrizing it (indirectly) gives the text of the root's ``ganymede.toml``."""
     root = tmp_path / "root"
     root.mkdir()
+    config = getattr(request, "param", None)
+    if config is not None:
+        (root / "ganymede.toml").write_text(config)
     running = start_server(root, jupyter_env(tmp_path / "jupyter"))
     yield running
     stop_within_deadline(running)
