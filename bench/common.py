@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import secrets
+import socket
 import statistics
 import subprocess
 import sys
@@ -73,6 +75,50 @@ def start_ganymede(root: Path, home: Path, *args: str) -> Server:
             base, token = line.rsplit(" at ", 1)[1].strip().split("lab?token=")
             return Server("ganymede", process, base, token, root, env)
     raise SystemExit(f"ganymede serve exited {process.wait()}; see {home / 'server.log'}")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_jupyter_server(
+    name: str, executable: list[str], root: Path, home: Path, *args: str
+) -> Server:
+    """`jupyter server` (``executable``) with only a token, a root dir, a loopback port and
+    ``args``, once its API answers."""
+    port, token = free_port(), secrets.token_hex(16)
+    command = [
+        *executable,
+        "--no-browser",
+        "--ip=127.0.0.1",
+        f"--port={port}",
+        "--ServerApp.port_retries=0",
+        "--allow-root",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        *args,
+    ]
+    log = (home / "server.log").open("w")
+    process = subprocess.Popen(
+        command, stdout=log, stderr=subprocess.STDOUT, env=isolated_env(home), cwd=home
+    )
+    server = Server(name, process, f"http://127.0.0.1:{port}/", token, root)
+    deadline = time.monotonic() + WAIT
+    with httpx.Client(headers=server.headers, timeout=5) as api:
+        while time.monotonic() < deadline:
+            if process.poll() is not None:
+                raise SystemExit(
+                    f"jupyter server exited {process.returncode}:\n{Path(log.name).read_text()}"
+                )
+            try:
+                if api.get(f"{server.base}api/status").status_code == 200:
+                    return server
+            except httpx.TransportError:
+                pass
+            time.sleep(0.1)
+    raise SystemExit(f"jupyter server did not answer in {WAIT:.0f} s")
 
 
 @dataclass

@@ -22,7 +22,6 @@ import argparse
 import asyncio
 import json
 import secrets
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,11 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import httpx
 from common import (
-    WAIT,
     Server,
-    isolated_env,
     make_notebook,
     max_ms,
     notebook_bytes,
@@ -44,6 +40,7 @@ from common import (
     p50_ms,
     p90_ms,
     start_ganymede,
+    start_jupyter_server,
 )
 
 ANCHOR_PACKAGE = "jupyter-collaboration"
@@ -76,44 +73,10 @@ def ensure_anchor(venv: Path) -> str:
     ).stdout.strip()
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def start_anchor(venv: Path, root: Path, home: Path) -> Server:
     """jupyter-collaboration as shipped: its defaults (poll 1 s, save delay 1 s, SQLite store)."""
-    port, token = free_port(), secrets.token_hex(16)
-    command = [
-        str(venv / "bin" / "jupyter-server"),
-        "--no-browser",
-        "--ip=127.0.0.1",
-        f"--port={port}",
-        "--ServerApp.port_retries=0",
-        "--allow-root",
-        f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={root}",
-    ]
-    log = (home / "server.log").open("w")
-    process = subprocess.Popen(
-        command, stdout=log, stderr=subprocess.STDOUT, env=isolated_env(home), cwd=home
-    )
-    server = Server("jupyter-collaboration", process, f"http://127.0.0.1:{port}/", token, root)
-    deadline = time.monotonic() + WAIT
-    with httpx.Client(headers=server.headers, timeout=5) as api:
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise SystemExit(
-                    f"jupyter server exited {process.returncode}:\n{Path(log.name).read_text()}"
-                )
-            try:
-                if api.get(f"{server.base}api/status").status_code == 200:
-                    return server
-            except httpx.TransportError:
-                pass
-            time.sleep(0.1)
-    raise SystemExit(f"jupyter server did not answer in {WAIT:.0f} s")
+    executable = [str(venv / "bin" / "jupyter-server")]
+    return start_jupyter_server("jupyter-collaboration", executable, root, home)
 
 
 async def measure_open(server: Server, path: str, cell_count: int) -> float:
