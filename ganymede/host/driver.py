@@ -2,7 +2,9 @@
 
 It talks to the kernel on a client of its own, with a Session of its own: ipykernel hands a
 shared zmq identity's replies to whichever client spoke last, so sharing the kernel manager's
-session would steal other clients' replies. After the first ``kernel_info_reply`` it asks for a
+session would steal other clients' replies. The handshake asks for ``kernel_info`` on control as
+well as on shell (JEP 80), so a cell already running on the main shell, as one can be right
+after a restart, does not hold it up. After the first ``kernel_info_reply`` it asks for a
 kernel subshell on control (only when the kernel lists ``"kernel subshells"``: without one a
 cell waiting for a reply would block the only shell the reply could arrive on), offers the comm
 on that subshell, and from then on reads iopub for calls, answers each in a task of its own and
@@ -184,6 +186,8 @@ class HostDriver:
             raise HostCallError("unavailable", f"the kernel refused a subshell: {reply}")
         self.subshell_id = reply["subshell_id"]
         hello = await self._hello()
+        if self._comm is not None:
+            return  # a cell opened the comm itself meanwhile, and has its hello
         comm_id = uuid.uuid4().hex
         self.traffic.comm_ids.add(comm_id)
         self._comm = _Comm(comm_id)
@@ -204,7 +208,8 @@ class HostDriver:
         subscription reaches the kernel, and a call sent before that would be lost).
 
         Any reply to any of the requests counts: a kernel slow to start answers late, and the
-        requests pile up until it does.
+        requests pile up until it does. Each goes on control and on shell: control answers
+        while a cell runs, shell answers for a kernel that takes ``kernel_info`` only there.
         """
         assert self._client is not None
         loop = asyncio.get_running_loop()
@@ -217,7 +222,8 @@ class HostDriver:
             remaining = deadline - loop.time()
             if remaining <= 0:
                 raise TimeoutError(f"no kernel_info_reply within {HANDSHAKE_TIMEOUT:g} s")
-            self._send(self._client.shell_channel, "kernel_info_request", {})
+            for channel in (self._client.control_channel, self._client.shell_channel):
+                self._send(channel, "kernel_info_request", {})
             with contextlib.suppress(TimeoutError):
                 both = self._info_and_iopub(info)
                 return await asyncio.wait_for(both, min(HANDSHAKE_RESEND, remaining))

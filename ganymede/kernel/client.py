@@ -294,7 +294,10 @@ class _SelfCells:
 _lock = threading.Lock()
 _current: Host | None = None
 _offered: Host | None = None
-"""A comm the server opened while the target was registered (a client loaded at start-up)."""
+"""A comm the server opened while the target was registered (a client loaded at start-up, or
+one waiting for its own open to be answered)."""
+_opening: Host | None = None
+"""The comm ``host()`` opened and waits on; the server's own offer ends that wait too."""
 
 
 def host(timeout: float = HELLO_TIMEOUT) -> Host | None:
@@ -302,7 +305,8 @@ def host(timeout: float = HELLO_TIMEOUT) -> Host | None:
 
     The first call registers the comm target (so a server reopening the comm after this is
     heard) and, unless the server's comm is already held, opens the comm itself and waits for
-    the server's ``hello``.
+    the server's ``hello``, or for the server's own offer: right after a restart the server may
+    still be connecting, and then misses this open but offers its comm once it is connected.
     """
     global _current
     with _lock:
@@ -317,18 +321,26 @@ def host(timeout: float = HELLO_TIMEOUT) -> Host | None:
 
 
 def _open(timeout: float) -> Host | None:
+    global _opening
     import comm
 
     opened = comm.create_comm(target_name=TARGET, primary=False)
     _route_replies_by_header(opened)
-    client = Host(opened)
-    opened.open(data={"protocol": PROTOCOL})
-    if not _wait(client._greeted, timeout):
+    client = _opening = Host(opened)
+    try:
+        opened.open(data={"protocol": PROTOCOL})
+        greeted = _wait(client._greeted, timeout)
+    finally:
+        _opening = None
+    if _offered is not None and not _offered.closed:
+        # The server's own offer landed while this open was on its way. The server holds one
+        # comm, so this open is refused or was never seen; it is left as it is, not closed: a
+        # close of a comm the server never saw would reach other clients as a stray comm_close.
+        return _offered
+    if not greeted:
         opened.close()
         return None
     if client._closed_with is not None:
-        if _offered is not None and not _offered.closed:
-            return _offered  # the server's own offer landed while this one was on its way
         raise client._closed_with
     return client
 
@@ -346,6 +358,9 @@ def _on_server_open(opened: Any, message: dict[str, Any]) -> None:
     client.hello = dict((message.get("content", {}).get("data") or {}).get("hello") or {})
     client._greeted.set()
     _offered = client
+    opening = _opening
+    if opening is not None:
+        opening._greeted.set()
 
 
 def _route_replies_by_header(opened: Any) -> None:

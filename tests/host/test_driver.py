@@ -167,6 +167,37 @@ async def test_a_second_open_is_told_taken(driver: HostDriver, cells: Cells) -> 
     assert ran.stdout.splitlines() == ["True {'error': 'taken'}", "{'still': 1}"], ran.errors
 
 
+async def test_a_cell_asking_before_the_driver_connected_gets_the_drivers_offer(
+    kernel: AsyncKernelManager, cells: Cells, responder: EchoResponder
+) -> None:
+    """As right after a restart: the cell's own open goes unheard, the main shell is busy with
+    the waiting cell, and the driver connecting meanwhile answers it with its offer."""
+    client = cells.client
+    msg_id = client.execute(
+        "from ganymede.kernel import host\n"
+        "h = host(timeout=30)\n"
+        "print(h.notebook, h.call('echo', late=True)['params'])"
+    )
+    while True:  # the cell's own comm_open is out: it waits in host()
+        message = await client.get_iopub_msg(timeout=30)
+        if message["msg_type"] == "comm_open" and message["parent_header"]["msg_id"] == msg_id:
+            break
+    async with attached(kernel, responder, CALLER, LOG):
+        printed = ""
+        while True:
+            message = await client.get_iopub_msg(timeout=60)
+            if message["parent_header"].get("msg_id") != msg_id:
+                continue
+            content = message["content"]
+            if message["msg_type"] == "stream":
+                printed += content["text"]
+            elif message["msg_type"] == "status" and content["execution_state"] == "idle":
+                break
+        reply = await client.get_shell_msg(timeout=60)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    assert printed == "journal/today.ipynb {'late': True}\n"
+
+
 async def test_stopping_the_driver_fails_calls_in_flight_disconnected(
     kernel: AsyncKernelManager, cells: Cells, responder: EchoResponder
 ) -> None:
