@@ -108,6 +108,7 @@ class HostDriver:
         self._reading = asyncio.Event()
         self._replies: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._idle_waits: dict[str, asyncio.Future[None]] = {}
+        self._offer_handled: asyncio.Future[None] | None = None
         self._iopub_live = asyncio.Event()
         self._info: asyncio.Future[dict[str, Any]] | None = None
         self._comm: _Comm | None = None
@@ -198,6 +199,7 @@ class HostDriver:
             "comm_open", {"comm_id": comm_id, "target_name": TARGET, "data": {"hello": hello}}
         )
         self._idle_waits[open_id] = handled
+        self._offer_handled = handled
         try:
             await asyncio.wait_for(handled, SUBSHELL_TIMEOUT)
         finally:
@@ -208,22 +210,23 @@ class HostDriver:
         subscription reaches the kernel, and a call sent before that would be lost).
 
         Any reply to any of the requests counts: a kernel slow to start answers late, and the
-        requests pile up until it does. Each goes on control and on shell: control answers
-        while a cell runs, shell answers for a kernel that takes ``kernel_info`` only there.
+        requests pile up until it does. They go on control, which answers while a cell runs
+        on the main shell; the first also goes on shell, for a kernel that answers only there
+        (one, not one per resend: those would keep the main shell busy after the cell).
         """
         assert self._client is not None
         loop = asyncio.get_running_loop()
         deadline = loop.time() + HANDSHAKE_TIMEOUT
         info: asyncio.Future[dict[str, Any]] = loop.create_future()
         self._info = info
+        self._send(self._client.shell_channel, "kernel_info_request", {})
         while True:
             if not await self.kernel.is_alive():
                 raise TimeoutError("the kernel is not running")
             remaining = deadline - loop.time()
             if remaining <= 0:
                 raise TimeoutError(f"no kernel_info_reply within {HANDSHAKE_TIMEOUT:g} s")
-            for channel in (self._client.control_channel, self._client.shell_channel):
-                self._send(channel, "kernel_info_request", {})
+            self._send(self._client.control_channel, "kernel_info_request", {})
             with contextlib.suppress(TimeoutError):
                 both = self._info_and_iopub(info)
                 return await asyncio.wait_for(both, min(HANDSHAKE_RESEND, remaining))
@@ -372,9 +375,16 @@ class HostDriver:
 
     async def _on_kernel_open(self, comm_id: str) -> None:
         """A client in the kernel opened the comm itself (it loaded after the server's offer
-        was refused): it gets hello, unless a comm is held already."""
+        was refused): it gets hello, unless a comm is held already, or the offer is taken."""
         if self.subshell_id is None:
             return
+        offer = self._offer_handled
+        if offer is not None and not offer.done():
+            # The kernel may yet refuse the offer: its target was registered only after the
+            # offer arrived (a cell calling host() right after a restart). Its answer decides.
+            await asyncio.wait([offer])
+            if self.subshell_id is None:
+                return  # the connection was dropped meanwhile
         if self._comm is not None:
             self._send_on_subshell("comm_close", {"comm_id": comm_id, "data": {"error": "taken"}})
             return
