@@ -81,7 +81,8 @@ class _Comm:
 class HostDriver:
     """The host comm to one kernel, from the first handshake until ``stop``.
 
-    ``start`` returns once the comm is offered (or the kernel turned out to have no subshells),
+    ``start`` returns once the comm is offered (or, not offering, once the subshell is ready; or
+    the kernel turned out to have no subshells),
     so a cell run after it finds the driver listening; ``restart`` connects again after a
     kernel restart. ``traffic`` outlives connections: late messages of an old one stay hidden.
     """
@@ -93,8 +94,15 @@ class HostDriver:
         responder: Responder,
         caller: CallerSource,
         log: logging.Logger,
+        *,
+        offer: bool = True,
     ) -> None:
         self.kernel_id = kernel_id
+        self.offer = offer
+        """Open the comm from this side too, for a client the kernel loaded before it was
+        reachable. A kernel with no client refuses with an error line on its stderr, which
+        arms ipykernel's 0.2 s stderr flush timer: the next cell's stderr can then be sent
+        ahead of its earlier stdout. A kernel known to be fresh is better left to open it."""
         self.kernel = kernel
         self.responder = responder
         self.caller_source = caller
@@ -180,12 +188,20 @@ class HostDriver:
             self.log.info("host: kernel %s has no subshells: no host comm", self.kernel_id)
             await self._disconnect(close_comm=False)
             return
+        # Until idle: the control thread flushes stdout, then stderr, after its reply, and a
+        # first cell printing to both in between would have its stderr sent ahead of its stdout.
         reply = await self._request(
-            client.control_channel, "create_subshell_request", {}, SUBSHELL_TIMEOUT
+            client.control_channel,
+            "create_subshell_request",
+            {},
+            SUBSHELL_TIMEOUT,
+            until_idle=True,
         )
         if reply.get("status") != "ok":
             raise HostCallError("unavailable", f"the kernel refused a subshell: {reply}")
         self.subshell_id = reply["subshell_id"]
+        if not self.offer:
+            return
         hello = await self._hello()
         if self._comm is not None:
             return  # a cell opened the comm itself meanwhile, and has its hello
@@ -241,17 +257,37 @@ class HostDriver:
         return await self.responder.call(self._caller, "hello", {})
 
     async def _request(
-        self, channel: AsyncZMQSocketChannel, msg_type: str, content: dict[str, Any], wait: float
+        self,
+        channel: AsyncZMQSocketChannel,
+        msg_type: str,
+        content: dict[str, Any],
+        wait: float,
+        *,
+        until_idle: bool = False,
     ) -> dict[str, Any]:
         """Send a request and wait for its reply's content; replies are routed by parent id,
-        so requests on different channels may wait side by side."""
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        so requests on different channels may wait side by side. ``until_idle`` waits for the
+        kernel's idle status too: ipykernel flushes stdout and stderr after answering."""
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+        handled: asyncio.Future[None] = loop.create_future()
         msg_id = self._send(channel, msg_type, content)
         self._replies[msg_id] = future
+        if until_idle:
+            self._idle_waits[msg_id] = handled
+        else:
+            handled.set_result(None)
+
+        async def answered() -> dict[str, Any]:
+            reply = await future
+            await handled
+            return reply
+
         try:
-            return await asyncio.wait_for(future, wait)
+            return await asyncio.wait_for(answered(), wait)
         finally:
             self._replies.pop(msg_id, None)
+            self._idle_waits.pop(msg_id, None)
 
     def _send(
         self,
@@ -508,12 +544,16 @@ class HostDrivers:
 async def attached(
     kernel: KernelProcess, responder: Responder, caller: Caller, log: logging.Logger
 ) -> AsyncIterator[HostDriver]:
-    """A driver on ``kernel`` for the span of a ``with``: how a headless run answers its kernel."""
+    """A driver on ``kernel`` for the span of a ``with``: how a headless run answers its kernel.
+
+    A run's kernel is fresh (no cell has loaded the client), so the comm is not offered: the
+    client opens it at its first ``host()`` call.
+    """
 
     async def fixed_caller() -> Caller:
         return caller
 
-    driver = HostDriver(caller.kernel_id, kernel, responder, fixed_caller, log)
+    driver = HostDriver(caller.kernel_id, kernel, responder, fixed_caller, log, offer=False)
     await driver.start()
     try:
         yield driver
