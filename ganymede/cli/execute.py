@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -19,7 +18,6 @@ if TYPE_CHECKING:
 
 COMMAND = "ganymede execute"
 EXIT_CODES = {"ok": 0, "error": 1, "timeout": 3, "dead": 4, "invalid": 5}
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
 def command(
@@ -74,6 +72,14 @@ def command(
         float | None,
         typer.Option("--timeout", metavar="S", help="Seconds a cell may run (default: no limit)."),
     ] = None,
+    interrupt_on_timeout: Annotated[
+        bool,
+        typer.Option(
+            "--interrupt-on-timeout",
+            help="Interrupt a cell past --timeout: it fails with KeyboardInterrupt "
+            "(with --allow-errors the run goes on).",
+        ),
+    ] = False,
     startup_timeout: Annotated[
         float | None,
         typer.Option(
@@ -138,6 +144,7 @@ def command(
         params=params,
         kernel_name=kernel or settings.kernel,
         timeout=timeout if timeout is not None else settings.timeout,
+        interrupt_on_timeout=interrupt_on_timeout,
         startup_timeout=startup_timeout
         if startup_timeout is not None
         else settings.startup_timeout,
@@ -271,6 +278,10 @@ def _json_line(
     duration: float,
     written: str | None,
 ) -> dict[str, Any]:
+    if error is not None and error.get("traceback"):
+        from ganymede.execute.ansi import strip_ansi
+
+        error = {**error, "traceback": [strip_ansi(line) for line in error["traceback"]]}
     return {
         "path": str(path),
         "status": status,
@@ -324,7 +335,9 @@ def _print_failure(outcome: RunOutcome) -> None:
     print(f"{COMMAND}: error: {headline}", file=sys.stderr)
     traceback = "\n".join(error.get("traceback") or [])
     if traceback:
-        print(traceback if wants_color(sys.stderr) else _ANSI.sub("", traceback), file=sys.stderr)
+        from ganymede.execute.ansi import strip_ansi
+
+        print(traceback if wants_color(sys.stderr) else strip_ansi(traceback), file=sys.stderr)
 
 
 def _print_results(lines: list[dict[str, Any]]) -> None:

@@ -26,6 +26,7 @@ from jupyter_client.channels import AsyncZMQSocketChannel
 from jupyter_client.manager import AsyncKernelManager
 
 from ganymede.errors import KernelDied, RunTimeout
+from ganymede.execute.timings import CellTimings
 
 HANDSHAKE_RESEND = 0.1
 LIVENESS_INTERVAL = 0.2
@@ -34,7 +35,11 @@ EXIT_WAIT_LIMIT = 5.0
 IOPUB_GRACE = 4.0
 """Seconds of iopub silence after a cell's reply before its outputs are taken as they are."""
 
-IopubHandler = Callable[[str, Mapping[str, Any]], None]
+HISTORY_IN_MEMORY = "--HistoryManager.hist_file=:memory:"
+"""As nbclient starts IPython kernels: a headless run writes nothing to the user's history."""
+
+IopubHandler = Callable[[Mapping[str, Any]], None]
+"""Given each iopub message of the cell's request (header, content, buffers)."""
 MessageHandler = Callable[[str, Mapping[str, Any]], None]
 Done = Callable[[], bool]
 
@@ -45,6 +50,10 @@ class Executed:
 
     reply: dict[str, Any]
     outputs_complete: bool
+    timings: dict[str, str] = field(default_factory=dict)
+    """nbclient's ``metadata.execution`` stamps of the request (see ``timings``)."""
+    interrupted: bool = False
+    """The cell outran its timeout and was interrupted (its reply says KeyboardInterrupt)."""
 
 
 @dataclass(frozen=True)
@@ -81,8 +90,9 @@ class Kernel:
             connection_file=str(home / "kernel.json"),
         )
         env = {**os.environ, **launch.env}
+        extra = [HISTORY_IN_MEMORY] if manager.ipykernel else []
         try:
-            await manager.start_kernel(cwd=str(launch.cwd), env=env)
+            await manager.start_kernel(cwd=str(launch.cwd), env=env, extra_arguments=extra)
         except BaseException as error:
             if manager.has_kernel:
                 await manager.shutdown_kernel(now=True)
@@ -139,6 +149,7 @@ class Kernel:
         *,
         timeout: float | None,
         stop_on_error: bool,
+        interrupt_on_timeout: bool = False,
     ) -> Executed:
         """Run ``code``; done once its ``execute_reply`` AND its iopub ``idle`` are in.
 
@@ -147,6 +158,8 @@ class Kernel:
         publishing faster than anyone reads), so after the reply, ``IOPUB_GRACE`` seconds
         without a word on iopub end the wait rather than hang. ``allow_stdin`` is off, so
         ``input()`` raises StdinNotImplementedError in the kernel instead of waiting forever.
+        Past ``timeout``, RunTimeout; with ``interrupt_on_timeout`` the kernel is interrupted
+        first and the cell gets ``timeout`` more seconds to answer with its KeyboardInterrupt.
         """
         msg_id = self.client.execute(
             code, allow_stdin=False, stop_on_error=stop_on_error, store_history=True
@@ -155,12 +168,15 @@ class Kernel:
         reply: dict[str, Any] | None = None
         idle = False
         last_heard = loop.time()
+        timings = CellTimings()
+        interrupted = False
 
         def on_message(channel: str, message: Mapping[str, Any]) -> None:
             nonlocal reply, idle, last_heard
             if message["parent_header"].get("msg_id") != msg_id:
                 return
             last_heard = loop.time()
+            timings.observe(channel, message)
             msg_type = message["msg_type"]
             if channel == "shell":
                 if msg_type == "execute_reply":
@@ -168,15 +184,19 @@ class Kernel:
             elif msg_type == "status":
                 idle = idle or message["content"].get("execution_state") == "idle"
             else:
-                on_iopub(msg_type, message["content"])
+                on_iopub(message)
 
         def finished() -> bool:
             return reply is not None and idle
 
         deadline = None if timeout is None else loop.time() + timeout
         while not finished():
-            if deadline is not None and loop.time() >= deadline:
-                raise RunTimeout(f"ran longer than {timeout:g} s")
+            if deadline is not None and timeout is not None and loop.time() >= deadline:
+                if not interrupt_on_timeout or interrupted:
+                    raise RunTimeout(f"ran longer than {timeout:g} s")
+                await self.interrupt()
+                interrupted = True
+                deadline = loop.time() + timeout
             check_at = loop.time() + LIVENESS_INTERVAL
             if deadline is not None:
                 check_at = min(check_at, deadline)
@@ -184,13 +204,18 @@ class Kernel:
             if finished():
                 break
             if reply is not None and loop.time() - last_heard >= IOPUB_GRACE:
-                return Executed(reply, outputs_complete=False)
+                return Executed(reply, False, timings.stamps, interrupted)
             if not await self.manager.is_alive():
                 # what it printed before dying is already in the sockets: keep it
                 await self._receive(on_message, until=loop.time(), done=finished)
                 raise KernelDied(f"the kernel died (exit code {self.exit_code()})")
         assert reply is not None
-        return Executed(reply, outputs_complete=True)
+        return Executed(reply, True, timings.stamps, interrupted)
+
+    def send_comm(self, comm_id: str, data: Mapping[str, Any]) -> None:
+        """A ``comm_msg`` to the kernel on shell, as a front end sends one to a widget."""
+        message = self.client.session.msg("comm_msg", {"comm_id": comm_id, "data": dict(data)})
+        self.client.shell_channel.send(message)
 
     async def _receive(self, on_message: MessageHandler, *, until: float, done: Done) -> None:
         """Hand arriving messages to ``on_message`` until ``done()`` or ``until`` (loop time).

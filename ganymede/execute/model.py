@@ -29,6 +29,9 @@ class RunRequest:
     """Overrides the notebook's kernelspec; with neither, python3 runs it (with a warning)."""
     timeout: float | None = None
     """Seconds each cell may run; None for no limit."""
+    interrupt_on_timeout: bool = False
+    """A cell past ``timeout`` is interrupted and fails with KeyboardInterrupt (the run goes on
+    under ``allow_errors`` or ``raises-exception``) instead of ending the run as ``timeout``."""
     startup_timeout: float = 60.0
     cwd: Path | None = None
     """The kernel's working directory; None for the notebook's directory."""

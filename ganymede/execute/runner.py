@@ -17,6 +17,7 @@ from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import partial
 from typing import Any
 
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
@@ -26,6 +27,7 @@ from ganymede.execute.kernel import Kernel, KernelLaunch
 from ganymede.execute.model import RunEvent, RunOutcome, RunRequest, RunStatus
 from ganymede.execute.outputs import CellOutputs, DisplayRegistry
 from ganymede.execute.parameters import has_tag, inject_parameters
+from ganymede.execute.widgets import WidgetStates, deliver, with_widget_state
 from ganymede.kernel import PARAMS_VARIABLE
 from ganymede.notebook.provenance import run_stamp
 from ganymede.notebook.results import read_results
@@ -176,8 +178,10 @@ async def _execute(plan: _Plan, starting: asyncio.Future[Kernel], emit: EventHan
     else:
         if "language_info" in kernel.info:
             notebook["metadata"]["language_info"] = kernel.info["language_info"]
+        widgets = WidgetStates(DisplayRegistry())
         async with _hosted(request, kernel):
-            status, error = await _execute_cells(plan, kernel, emit)
+            status, error = await _execute_cells(plan, kernel, widgets, emit)
+        notebook["metadata"] = with_widget_state(notebook["metadata"], widgets.metadata())
     duration = time.perf_counter() - clock
     outcome = _outcome(plan, status, error, started=started, ended=_utc_now(), duration=duration)
     emit(RunEvent("finished", request, len(cells), outcome=outcome))
@@ -192,11 +196,11 @@ def _hosted(request: RunRequest, kernel: Kernel) -> AbstractAsyncContextManager[
 
 
 async def _execute_cells(
-    plan: _Plan, kernel: Kernel, emit: EventHandler
+    plan: _Plan, kernel: Kernel, widgets: WidgetStates, emit: EventHandler
 ) -> tuple[RunStatus, dict[str, Any] | None]:
     request = plan.request
     cells: list[dict[str, Any]] = plan.notebook.get("cells", [])
-    displays = DisplayRegistry()
+    displays = widgets.displays
     for index, cell in enumerate(cells):
         source = _source(cell)
         if (
@@ -210,7 +214,11 @@ async def _execute_cells(
         collector = CellOutputs(cell["outputs"], displays)
         try:
             executed = await kernel.execute(
-                source, collector.handle, timeout=request.timeout, stop_on_error=not may_raise
+                source,
+                partial(deliver, widgets=widgets, cell=collector),
+                timeout=request.timeout,
+                stop_on_error=not may_raise,
+                interrupt_on_timeout=request.interrupt_on_timeout,
             )
         except RunTimeout as timed_out:
             await kernel.interrupt()
@@ -220,7 +228,15 @@ async def _execute_cells(
         finally:
             collector.finish()
             cell["execution_count"] = collector.execution_count
+        for comm_id, outputs in widgets.synced_outputs():
+            kernel.send_comm(comm_id, {"method": "update", "state": {"outputs": outputs}})
+        cell.setdefault("metadata", {})["execution"] = executed.timings
         reply = executed.reply
+        if executed.interrupted:
+            timed_out = f"{_cell_name(index, cell)} ran longer than {request.timeout:g} s"
+            if not may_raise:
+                return "timeout", {**where, "message": f"{timed_out}: interrupted"}
+            plan.warnings.append(f"{request.path}: {timed_out}: interrupted; the run goes on")
         if not executed.outputs_complete:
             plan.warnings.append(
                 f"{request.path}: the last outputs of {_cell_name(index, cell)} did not arrive "
@@ -238,7 +254,7 @@ async def _execute_cells(
             }
             if not may_raise:
                 return "error", failure
-            if request.allow_errors:
+            if request.allow_errors and not executed.interrupted:
                 plan.warnings.append(
                     f"{request.path}: {_cell_name(index, cell)} raised "
                     f"{failure['ename']}: {failure['evalue']} (errors allowed)"

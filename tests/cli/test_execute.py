@@ -138,6 +138,35 @@ def test_a_cell_past_the_timeout_exits_3(tmp_path: Path) -> None:
     assert "cell 0 (id cell-0)" in done.stderr
 
 
+def test_interrupt_on_timeout_records_the_interrupt_and_goes_on(tmp_path: Path) -> None:
+    path = write_notebook(
+        tmp_path / "nb.ipynb", code("import time\ntime.sleep(60)"), code("print('after')")
+    )
+    args = ("nb.ipynb", "--timeout", "1", "--interrupt-on-timeout", "--json")
+    done = ganymede(*args, "--allow-errors", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "cell 0 (id cell-0) ran longer than 1 s: interrupted; the run goes on" in done.stderr
+    first, second = outputs_of(path)
+    assert [output.get("ename") for output in first] == ["KeyboardInterrupt"]
+    assert second[0]["name"] == "stdout"
+    stopped = ganymede(*args, cwd=tmp_path)
+    assert stopped.returncode == 3
+    [line] = json_lines(stopped.stdout)
+    assert line["error"]["message"] == "cell 0 (id cell-0) ran longer than 1 s: interrupted"
+    assert outputs_of(path)[0][0]["ename"] == "KeyboardInterrupt"
+
+
+def test_json_tracebacks_are_plain_text(tmp_path: Path) -> None:
+    path = write_notebook(tmp_path / "nb.ipynb", code("raise ValueError('bad')"))
+    done = ganymede("nb.ipynb", "--json", cwd=tmp_path)
+    assert done.returncode == 1
+    [line] = json_lines(done.stdout)
+    traceback = "\n".join(line["error"]["traceback"])
+    assert "ValueError: bad" in traceback
+    assert "\x1b" not in traceback
+    assert "\x1b[" in "".join(outputs_of(path)[0][0]["traceback"]), "the notebook keeps colours"
+
+
 def test_a_kernel_that_dies_exits_4(tmp_path: Path) -> None:
     path = write_notebook(
         tmp_path / "nb.ipynb", code("print('hi')"), code("import os\nos._exit(1)")
