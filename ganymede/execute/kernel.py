@@ -90,7 +90,7 @@ class Kernel:
             connection_file=str(home / "kernel.json"),
         )
         env = {**os.environ, **launch.env}
-        extra = [HISTORY_IN_MEMORY] if manager.ipykernel else []
+        extra = [HISTORY_IN_MEMORY] if _runs_ipykernel(manager) else []
         try:
             await manager.start_kernel(cwd=str(launch.cwd), env=env, extra_arguments=extra)
         except BaseException as error:
@@ -266,3 +266,12 @@ class Kernel:
         give_up_at = loop.time() + EXIT_WAIT_LIMIT
         while await self.manager.is_alive() and loop.time() < give_up_at:
             await asyncio.sleep(EXIT_POLL_INTERVAL)
+
+
+def _runs_ipykernel(manager: AsyncKernelManager) -> bool:
+    """Whether the kernel is IPython's, which takes IPython options on its command line (others
+    may refuse to start on one). nbclient goes by the kernel's name alone; the spec's command
+    also finds an IPython kernel installed under another name."""
+    if manager.ipykernel:
+        return True
+    return any("ipykernel" in argument for argument in manager.kernel_spec.argv)

@@ -295,6 +295,17 @@ async def test_other_languages_get_params_but_no_injected_cell(
     assert len(outcome.notebook["cells"]) == 2
 
 
+async def test_ipython_kernels_under_any_name_keep_history_in_memory(
+    tmp_path: Path, isolated_jupyter: Path
+) -> None:
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    install_kernelspec(isolated_jupyter, "analysis-env", argv, "python")
+    nb = notebook("print(get_ipython().history_manager.hist_file)")
+    outcome = await run_notebook(request(tmp_path, nb, kernel_name="analysis-env"))
+    assert outcome.status == "ok", outcome.error
+    assert texts(outcome.notebook["cells"][0]) == ["stdout::memory:\n"]
+
+
 async def test_a_notebook_before_4_5_stays_valid(tmp_path: Path) -> None:
     nb = notebook(("a = 0", ["parameters"]), "print(a)", minor=4)
     outcome = await run_notebook(request(tmp_path, nb, params={"a": 1}))
