@@ -60,6 +60,10 @@ class _WidgetOutputs:
         self.outputs.clear()
         self._streaming = False
 
+    def replace(self, outputs: list[dict[str, Any]]) -> None:
+        self.outputs[:] = outputs
+        self._streaming = False
+
     def update_display(self, display_id: str, content: Mapping[str, Any]) -> None:
         self.displays.update(display_id, content.get("data", {}), content.get("metadata", {}))
 
@@ -68,7 +72,7 @@ class _OutputWidget:
     """One Output widget model: what it has captured, and the request it captures now."""
 
     def __init__(self, state: dict[str, Any], displays: DisplayRegistry) -> None:
-        self.state = state
+        """``state`` is the model's: its ``outputs`` becomes the list this widget fills."""
         outputs = state.get("outputs")
         self.sink = _WidgetOutputs(list(outputs) if isinstance(outputs, list) else [], displays)
         state["outputs"] = self.sink.outputs
@@ -78,9 +82,7 @@ class _OutputWidget:
 
     def adopt(self, outputs: Any) -> None:
         """The kernel set ``outputs`` itself (``out.outputs = ...``, ``append_stdout``)."""
-        self.sink.outputs[:] = list(outputs) if isinstance(outputs, (list, tuple)) else []
-        self.state["outputs"] = self.sink.outputs
-        self.sink._streaming = False
+        self.sink.replace(list(outputs) if isinstance(outputs, (list, tuple)) else [])
 
 
 class WidgetStates:
