@@ -81,10 +81,10 @@ class _Comm:
 class HostDriver:
     """The host comm to one kernel, from the first handshake until ``stop``.
 
-    ``start`` returns once the comm is offered (or, not offering, once the subshell is ready; or
-    the kernel turned out to have no subshells),
-    so a cell run after it finds the driver listening; ``restart`` connects again after a
-    kernel restart. ``traffic`` outlives connections: late messages of an old one stay hidden.
+    ``start`` returns once the comm is offered (for a ``fresh`` kernel, once the subshell is
+    ready; or once the kernel turned out to have no subshells), so a cell run after it finds the
+    driver listening; ``restart`` connects again after a kernel restart. ``traffic`` outlives
+    connections: late messages of an old one stay hidden.
     """
 
     def __init__(
@@ -95,14 +95,16 @@ class HostDriver:
         caller: CallerSource,
         log: logging.Logger,
         *,
-        offer: bool = True,
+        fresh: bool = False,
     ) -> None:
         self.kernel_id = kernel_id
-        self.offer = offer
-        """Open the comm from this side too, for a client the kernel loaded before it was
-        reachable. A kernel with no client refuses with an error line on its stderr, which
-        arms ipykernel's 0.2 s stderr flush timer: the next cell's stderr can then be sent
-        ahead of its earlier stdout. A kernel known to be fresh is better left to open it."""
+        self.fresh = fresh
+        """No cell has run on the kernel yet (a headless run's): none waits in ``host()`` for
+        the driver, so the comm is not offered and the handshake goes on shell alone. Either
+        would print out of order a first cell that prints to both streams: the refusal of an
+        offer writes a line on the kernel's stderr, arming ipykernel's 0.2 s stderr flush
+        timer, and the control thread flushes both streams after each request it answers.
+        A server's kernel may already run a cell (right after a restart), so it gets both."""
         self.kernel = kernel
         self.responder = responder
         self.caller_source = caller
@@ -200,7 +202,7 @@ class HostDriver:
         if reply.get("status") != "ok":
             raise HostCallError("unavailable", f"the kernel refused a subshell: {reply}")
         self.subshell_id = reply["subshell_id"]
-        if not self.offer:
+        if self.fresh:
             return
         hello = await self._hello()
         if self._comm is not None:
@@ -228,21 +230,24 @@ class HostDriver:
         Any reply to any of the requests counts: a kernel slow to start answers late, and the
         requests pile up until it does. They go on control, which answers while a cell runs
         on the main shell; the first also goes on shell, for a kernel that answers only there
-        (one, not one per resend: those would keep the main shell busy after the cell).
+        (one, not one per resend: those would keep the main shell busy after the cell). A
+        ``fresh`` kernel runs no cell yet: every request goes on shell.
         """
         assert self._client is not None
         loop = asyncio.get_running_loop()
         deadline = loop.time() + HANDSHAKE_TIMEOUT
         info: asyncio.Future[dict[str, Any]] = loop.create_future()
         self._info = info
-        self._send(self._client.shell_channel, "kernel_info_request", {})
+        resend_on = self._client.shell_channel if self.fresh else self._client.control_channel
+        if not self.fresh:
+            self._send(self._client.shell_channel, "kernel_info_request", {})
         while True:
             if not await self.kernel.is_alive():
                 raise TimeoutError("the kernel is not running")
             remaining = deadline - loop.time()
             if remaining <= 0:
                 raise TimeoutError(f"no kernel_info_reply within {HANDSHAKE_TIMEOUT:g} s")
-            self._send(self._client.control_channel, "kernel_info_request", {})
+            self._send(resend_on, "kernel_info_request", {})
             with contextlib.suppress(TimeoutError):
                 both = self._info_and_iopub(info)
                 return await asyncio.wait_for(both, min(HANDSHAKE_RESEND, remaining))
@@ -546,14 +551,13 @@ async def attached(
 ) -> AsyncIterator[HostDriver]:
     """A driver on ``kernel`` for the span of a ``with``: how a headless run answers its kernel.
 
-    A run's kernel is fresh (no cell has loaded the client), so the comm is not offered: the
-    client opens it at its first ``host()`` call.
+    A run's kernel is ``fresh``: the client in it opens the comm at its first ``host()`` call.
     """
 
     async def fixed_caller() -> Caller:
         return caller
 
-    driver = HostDriver(caller.kernel_id, kernel, responder, fixed_caller, log, offer=False)
+    driver = HostDriver(caller.kernel_id, kernel, responder, fixed_caller, log, fresh=True)
     await driver.start()
     try:
         yield driver

@@ -182,7 +182,11 @@ async def test_a_cell_asking_before_the_driver_connected_gets_the_drivers_offer(
         message = await client.get_iopub_msg(timeout=30)
         if message["msg_type"] == "comm_open" and message["parent_header"]["msg_id"] == msg_id:
             break
-    async with attached(kernel, responder, CALLER, LOG):
+
+    # A server's driver, as a kernel that may already run a cell gets (a run's is ``fresh``).
+    driver = HostDriver(CALLER.kernel_id, kernel, responder, _fixed(CALLER), LOG)
+    await driver.start()
+    try:
         printed = ""
         while True:
             message = await client.get_iopub_msg(timeout=60)
@@ -194,6 +198,8 @@ async def test_a_cell_asking_before_the_driver_connected_gets_the_drivers_offer(
             elif message["msg_type"] == "status" and content["execution_state"] == "idle":
                 break
         reply = await client.get_shell_msg(timeout=60)
+    finally:
+        await driver.stop()
     assert reply["content"]["status"] == "ok", reply["content"]
     assert printed == "journal/today.ipynb {'late': True}\n"
 
