@@ -73,18 +73,3 @@ def test_edit_self_is_no_grant_for_execute(tmp_path: Path) -> None:
     )
     assert done.returncode == 2
     assert "--grant edit_self: executed notebooks make no self.* calls" in done.stderr
-
-
-def test_a_first_cell_keeps_its_stdout_before_its_stderr(tmp_path: Path) -> None:
-    """The host comm's set-up leaves no stderr flush of the kernel's pending into the first
-    cell (a refused comm offer arms ipykernel's 0.2 s stderr timer; the subshell request's
-    control thread flushes after its reply), so the cell's streams keep the order it wrote."""
-    source = "import sys, time\nprint('out')\nprint('err', file=sys.stderr)\ntime.sleep(0.3)"
-    write_notebook(tmp_path / "index.ipynb", code(source))
-    execute(tmp_path)
-    written = json.loads((tmp_path / "index.ipynb").read_text())
-    outputs = written["cells"][0]["outputs"]
-    assert [(output["name"], "".join(output["text"])) for output in outputs] == [
-        ("stdout", "out\n"),
-        ("stderr", "err\n"),
-    ]
