@@ -10,6 +10,7 @@ place; the pure packages and ``core/`` only ever raise them, never a door's own 
     ├── GrantDenied(PermissionError)        a host call the notebook's grant lacks   host "denied"
     ├── NotebookNotFound(FileNotFoundError) no such notebook or directory
     ├── InvalidNotebook(ValueError)         unreadable, not JSON, not nbformat       CLI exit 5
+    │   └── UnreadableDocument              a file its registered document type cannot read
     ├── FrameError(ValueError)              a room frame that breaks the protocol    ws close 1007
     │   └── UnsupportedFrame                well-formed, of a kind rooms do not speak ws close 1003
     ├── KernelNotFound(LookupError)         no running kernel with that id           HTTP 404
@@ -82,6 +83,17 @@ class InvalidNotebook(GanymedeError, ValueError):
         super().__init__(f"{path}: not a valid notebook: {reason}")
         self.path = path
         self.reason = reason
+
+
+class UnreadableDocument(InvalidNotebook):
+    """A file of a type registered in the ``jupyter_ydoc`` entry points (a chat, a CAD model)
+    that its type's class cannot read: a room treats it as it treats an unreadable notebook."""
+
+    def __init__(self, path: str, type_: str, reason: str) -> None:
+        ValueError.__init__(self, f"{path}: not a {type_} document its type can read: {reason}")
+        self.path = path
+        self.reason = reason
+        self.type = type_
 
 
 class FrameError(GanymedeError, ValueError):

@@ -62,10 +62,15 @@ class FileIdStore:
         """True once the database failed and ids live only as long as this process."""
         return self._in_memory
 
-    def index(self, api_path: str) -> str:
-        """The id of an existing file or directory, given a new one if it has none yet."""
+    def index(self, api_path: str, *, missing_ok: bool = False) -> str:
+        """The id of an existing file or directory, given a new one if it has none yet.
+
+        ``missing_ok``: a path with no file yet gets its id too (the file it names will have
+        it once created), as jupyter-server-fileid's default manager does; ``get_path`` of
+        that id answers None until the file exists.
+        """
         os_path = os_path_of(self.root, api_path)
-        if not os_path.exists():
+        if not missing_ok and not os_path.exists():
             raise NotebookNotFound(api_path)
 
         def find_or_add(db: sqlite3.Connection) -> str:

@@ -1,10 +1,12 @@
 """A room's document: the file's content in the shared schema JupyterLab edits, and back.
 
 Notebooks live in jupyter_ydoc's ``YNotebook``, text files in ``YUnicode``, so the unchanged
-JupyterLab frontend reads and edits them. Besides the content, the document's ``state`` map
-tells the frontend the file's ``path``, whether the tab has unsaved edits (``dirty``) and the
-contents API ``hash`` of what is on disk, which keeps JupyterLab from showing a false "file
-changed" dialog on its next save. Pure conversions; the room does the I/O.
+JupyterLab frontend reads and edits them; every other type registered in the ``jupyter_ydoc``
+entry points (a chat, a CAD model) lives in its own class, filled by its ``set()`` and read back
+by its ``get()``. Besides the content, the document's ``state`` map tells the frontend the
+file's ``path``, whether the tab has unsaved edits (``dirty``) and the contents API ``hash`` of
+what is on disk, which keeps JupyterLab from showing a false "file changed" dialog on its next
+save. Pure conversions; the room does the I/O.
 
 Reading a notebook out goes through yrs's own JSON writer (one pass in Rust) instead of
 jupyter_ydoc's ``get()``, which crosses into Rust for every key of every cell: on a notebook of
@@ -19,14 +21,14 @@ import dataclasses
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
-from typing import Any
+from typing import Any, ClassVar
 
+import jupyter_ydoc
 from jupyter_ydoc import YNotebook, YUnicode
 from jupyter_ydoc.ybasedoc import YBaseDoc
-from pycrdt import Array, Doc, Map
+from pycrdt import Array, Doc, Map, Text
 
-from ganymede.errors import InvalidNotebook, UsageError
+from ganymede.errors import InvalidNotebook, UnreadableDocument, UsageError
 from ganymede.notebook.merge import cell_fingerprint
 from ganymede.notebook.nbio import dumps_fresh_notebook, parse_notebook_declared
 from ganymede.notebook.schema import strip_transient
@@ -39,29 +41,71 @@ MIN_LIVE_INT, MAX_LIVE_INT = -(2**63), 2**63 - 1
 PARSES_KEPT = 2
 # Before nbformat 4.5 cells have no ids; jupyter_ydoc's get() leaves them out.
 _LAST_MINOR_WITHOUT_IDS = 4
+# Registered types are text files to the contents API: their classes read and write strings.
+YDOC_FORMAT = "text"
+# jupyter_ydoc registers its own classes too: notebooks and files are rooms' own kinds, and a
+# blob is bytes (``base64``), which no class's ``set()`` here takes.
+_NOT_REGISTERED_KINDS = frozenset({"notebook", "file", "blob"})
 
 
-class DocumentKind(Enum):
-    """The ``format``/``type`` pairs the docprovider asks rooms for."""
+@dataclass(frozen=True)
+class DocumentKind:
+    """A ``format``/``type`` pair the docprovider asks rooms for, and the shared schema it gets.
 
-    NOTEBOOK = ("json", "notebook")
-    TEXT = ("text", "file")
+    Notebooks (``json:notebook``) and text files (``text:file``) are rooms' own; every other
+    type is one a package registered in the ``jupyter_ydoc`` entry points (jupyterlab-chat's
+    ``chat``, JupyterCAD's ``jcad``, ...), asked for as ``text:<type>``, and read and written
+    only through its class's ``set()`` and ``get()``. ``of`` hands out the two built-in kinds
+    as the constants below, so they compare with ``is``.
+    """
+
+    format: str
+    type: str
+
+    NOTEBOOK: ClassVar[DocumentKind]
+    TEXT: ClassVar[DocumentKind]
 
     @classmethod
-    def of(cls, format_: str | None, type_: str | None) -> DocumentKind:
-        for kind in cls:
-            if kind.value == (format_, type_):
+    def of(cls, format_: object, type_: object) -> DocumentKind:
+        """The kind for a pair; UsageError naming the pair for one nothing registered."""
+        for kind in (cls.NOTEBOOK, cls.TEXT):
+            if (kind.format, kind.type) == (format_, type_):
                 return kind
-        known = ", ".join(f"{kind.format}:{kind.type}" for kind in cls)
+        registered = registered_types()
+        if format_ == YDOC_FORMAT and isinstance(type_, str) and type_ in registered:
+            return cls(YDOC_FORMAT, type_)
+        known = ", ".join(
+            [f"{kind.format}:{kind.type}" for kind in (cls.NOTEBOOK, cls.TEXT)]
+            + [f"{YDOC_FORMAT}:{name}" for name in sorted(registered)]
+        )
         raise UsageError(f"no documents of format {format_!r} and type {type_!r} (known: {known})")
 
     @property
-    def format(self) -> str:
-        return self.value[0]
+    def registered(self) -> bool:
+        """Whether the type is one rooms know only through its ``jupyter_ydoc`` class."""
+        return self is not DocumentKind.NOTEBOOK and self is not DocumentKind.TEXT
 
-    @property
-    def type(self) -> str:
-        return self.value[1]
+    def new_shared(self, ydoc: Doc | None = None) -> YBaseDoc:
+        """A document of the kind's shared schema, over ``ydoc`` or an empty one."""
+        if self is DocumentKind.NOTEBOOK:
+            return YNotebook(ydoc)
+        if self is DocumentKind.TEXT:
+            return YUnicode(ydoc)
+        return ydoc_classes()[self.type](ydoc)
+
+
+DocumentKind.NOTEBOOK = DocumentKind("json", "notebook")
+DocumentKind.TEXT = DocumentKind("text", "file")
+
+
+def ydoc_classes() -> dict[str, type[YBaseDoc]]:
+    """What the ``jupyter_ydoc`` entry points register, by type (read once, at its import)."""
+    return dict(jupyter_ydoc.ydocs)
+
+
+def registered_types() -> frozenset[str]:
+    """The types a room opens through their registered class (not notebooks, not ``file``)."""
+    return frozenset(ydoc_classes()) - _NOT_REGISTERED_KINDS
 
 
 NOTHING_TO_UNDO = object()
@@ -73,7 +117,7 @@ class RoomDocument:
 
     def __init__(self, kind: DocumentKind) -> None:
         self.kind = kind
-        self.shared: YBaseDoc = YNotebook() if kind is DocumentKind.NOTEBOOK else YUnicode()
+        self.shared: YBaseDoc = kind.new_shared()
         # jupyter_ydoc gives every document an undo manager recording every transaction, for an
         # editor's undo. A room has no undo, and that stack would keep every edit, and every
         # item deleted since the room opened, alive until it closes: it records nothing here.
@@ -92,7 +136,7 @@ class RoomDocument:
     def load(self, data: bytes, path: str, file_hash: str, *, trusted: bool = False) -> list[str]:
         """Fill the empty document from the file's bytes (InvalidNotebook or
         UnicodeDecodeError if they are not what ``kind`` says), in one transaction; the ids of
-        the notebook's cells, in order (none for a text file).
+        the notebook's cells, in order (none for other files).
 
         ``trusted``: the file is signed, so every code cell is marked trusted (see ``trust``).
         """
@@ -101,6 +145,9 @@ class RoomDocument:
         with self.doc.transaction():
             if isinstance(self.shared, YNotebook) and content["cells"]:
                 cell_ids = fill_empty_notebook(self.shared, content, trusted=trusted)
+            elif self.kind.registered:
+                set_registered(self.shared, self.kind, content, path)
+                cell_ids = []
             else:
                 self.shared.set(content)
                 cells = self.shared.ycells if isinstance(self.shared, YNotebook) else []
@@ -121,6 +168,21 @@ class RoomDocument:
             strip_transient(content)
             return without_invented(content, self._invented)
         return str(self.shared.get())
+
+    def read_version(self, data: bytes, path: str) -> YBaseDoc:
+        """A version of a registered type's file in a scratch document of its class, to merge
+        from (UnreadableDocument or UnicodeDecodeError when the class cannot read it).
+
+        A class that reads a file it cannot parse as an empty document (jupyterlab-chat's
+        does) would make a half-written file look like everything was deleted: a file that is
+        not blank but reads as nothing is refused as unreadable.
+        """
+        scratch = self.kind.new_shared()
+        text = self.parse(data, path)
+        set_registered(scratch, self.kind, text, path)
+        if text.strip() and all(len(root) == 0 for root in content_roots(scratch).values()):
+            raise UnreadableDocument(path, self.kind.type, "it reads as an empty document")
+        return scratch
 
     def took_in(self, data: bytes, path: str) -> None:
         """The file now holds ``data`` (loaded or merged in): what it lacks of what a document
@@ -158,6 +220,13 @@ class RoomDocument:
             return then.content()
 
         return content
+
+    def copy(self) -> RoomDocument:
+        """A document of the same kind holding what this one holds now (not its history's
+        identity: edits to either stay apart)."""
+        other = RoomDocument(self.kind)
+        other.doc.apply_update(self.doc.get_update())
+        return other
 
     def to_bytes(self) -> bytes:
         """The document as Jupyter writes its file."""
@@ -362,3 +431,24 @@ def _whole_as_int(token: str) -> float | int:
     """jupyter_ydoc's ``cast_all(…, float, int)``, applied as the JSON is read."""
     number = float(token)
     return int(number) if number.is_integer() else number
+
+
+def set_registered(shared: YBaseDoc, kind: DocumentKind, text: str, path: str) -> None:
+    """A registered type's ``set()``, its failures as UnreadableDocument.
+
+    The class is another package's: whatever it raises on a file it cannot read (a
+    JSONDecodeError, a KeyError, a ValueError for a newer schema) means the same to a room.
+    """
+    try:
+        shared.set(text)
+    except Exception as error:
+        raise UnreadableDocument(path, kind.type, str(error) or type(error).__name__) from None
+
+
+def content_roots(shared: YBaseDoc) -> dict[str, Array | Map | Text]:
+    """A document's shared roots but its ``state``: what its file holds."""
+    return {
+        name: root
+        for name, root in shared.ydoc.items()
+        if name != "state" and isinstance(root, Array | Map | Text)
+    }

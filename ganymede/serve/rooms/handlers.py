@@ -78,7 +78,9 @@ class SessionHandler(APIHandler):
             if os_path_of(context.root, path).is_dir():
                 return self._refuse(HTTPStatus.BAD_REQUEST, f"{path}: a directory, not a file")
             known = context.file_ids.get_id(path)
-            file_id = known or context.file_ids.index(path)
+            # A registered type's file may not exist yet: jupyter-collaboration names it
+            # anyway (its room then closes 4404 until the file is there).
+            file_id = known or context.file_ids.index(path, missing_ok=kind.registered)
         except PathError as error:
             return self._refuse(HTTPStatus.BAD_REQUEST, str(error))
         except NotebookNotFound as error:

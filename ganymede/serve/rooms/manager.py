@@ -85,11 +85,10 @@ class RoomManager:
         file_id = self.file_ids.get_id(api_path)
         if file_id is None:
             return False
-        for kind in DocumentKind:
-            room = self._rooms.get(f"{kind.format}:{kind.type}:{file_id}")
-            if isinstance(room, DocumentRoom) and room.read_only:
-                return True
-        return False
+        return any(
+            isinstance(room, DocumentRoom) and room.read_only and room.file.file_id == file_id
+            for room in self._rooms.values()
+        )
 
     def owner_pid(self, api_path: str) -> int | None:
         """The process id of the server that owns the file a read-only room here has open."""

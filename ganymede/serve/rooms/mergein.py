@@ -2,9 +2,13 @@
 
 The room keeps ``base``, the bytes it last read from or wrote to its file. When the file holds
 something else, ``merge_file_change`` merges three ways (base, the room's document, the file)
-with the notebook's cell-by-cell rules or, for text files, line by line; ``apply_merge`` then
-brings the document to the result with small updates, so clients typing meanwhile keep their
-cursors and keystrokes. The room does the I/O and decides what to save.
+with the notebook's cell-by-cell rules or, for text files, line by line; a document of a
+registered type (a chat, a CAD model) is merged root by root (``threeway``): its file's versions
+are loaded into scratch documents of its class, and each map merges key by key, each array
+element by element, each text line by line. ``apply_merge`` then brings the document to the
+result with small updates, so clients typing meanwhile keep their cursors and keystrokes, and
+a client connected throughout never sees content doubled. The room does the I/O and decides
+what to save.
 """
 
 from __future__ import annotations
@@ -13,12 +17,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pycrdt import Text
+from pycrdt import Array, Map, Text
 
+from ganymede.errors import InvalidNotebook
 from ganymede.notebook.merge import Conflict, merge_notebooks, merge_text
 from ganymede.notebook.nbio import NBFORMAT_MAJOR
-from ganymede.serve.rooms.document import DocumentKind, RoomDocument
-from ganymede.serve.rooms.patch import patch_notebook, patch_text
+from ganymede.serve.rooms.document import DocumentKind, RoomDocument, content_roots
+from ganymede.serve.rooms.patch import (
+    json_key,
+    patch_array_to,
+    patch_map_to,
+    patch_notebook,
+    patch_text,
+)
+from ganymede.serve.rooms.threeway import Side, merge_keys, merge_sequences
 
 TEXT_CONFLICT = Conflict(None, "text", "both changed the same lines; the file's lines win")
 
@@ -27,7 +39,7 @@ TEXT_CONFLICT = Conflict(None, "text", "both changed the same lines; the file's 
 class FileMerge:
     """The merged content, the parts the file won over the room's changes, and what moved."""
 
-    content: dict[str, Any] | str
+    content: dict[str, Any] | str | RootTargets
     conflicts: tuple[Conflict, ...]
     file_wins_outright: bool
     room_changed: bool  # the document must be brought to ``content``
@@ -43,6 +55,8 @@ def merge_file_change(document: RoomDocument, base: bytes, theirs: bytes, path: 
     """
     if document.kind is DocumentKind.NOTEBOOK:
         return _merge_notebook(document, base, theirs, path)
+    if document.kind.registered:
+        return _merge_registered(document, base, theirs, path)
     theirs_text = document.parse(theirs, path)
     ours = str(document.content())
     merged, conflicted = merge_text(document.parse(base, path), ours, theirs_text)
@@ -59,6 +73,8 @@ def apply_merge(document: RoomDocument, merge: FileMerge) -> None:
     """Bring the document to the merged content; the caller opens the transaction."""
     if isinstance(merge.content, str):
         patch_text(document.doc.get("source", type=Text), merge.content)
+    elif isinstance(merge.content, RootTargets):
+        patch_roots(document, merge.content)
     else:
         patch_notebook(
             document.shared,  # type: ignore[arg-type]
@@ -110,3 +126,116 @@ def _without_cell_ids(notebook: Mapping[str, Any]) -> dict[str, Any]:
         {key: value for key, value in cell.items() if key != "id"} for cell in notebook["cells"]
     ]
     return {**notebook, "cells": cells}
+
+
+RootTarget = str | dict[str, Any] | list[Any]
+"""What one root is to become: a text's string, a map's values, an array's elements (values
+are the room's own or the file's scratch document's, copied in where they are missing)."""
+
+
+@dataclass(frozen=True)
+class RootTargets:
+    """A registered type's merged roots, by name."""
+
+    roots: dict[str, RootTarget]
+
+
+def patch_roots(document: RoomDocument, targets: RootTargets) -> None:
+    """Bring each root of the document to its target; the caller opens the transaction."""
+    roots = content_roots(document.shared)
+    for name, target in targets.roots.items():
+        root = roots.get(name)
+        if isinstance(root, Text) and isinstance(target, str):
+            patch_text(root, target)
+        elif isinstance(root, Map) and isinstance(target, dict):
+            patch_map_to(root, target)
+        elif isinstance(root, Array) and isinstance(target, list):
+            patch_array_to(root, target)
+
+
+def restore_roots(document: RoomDocument, before: RoomDocument) -> None:
+    """Bring a registered type's document back to what ``before`` (a copy of it) holds."""
+    targets: dict[str, RootTarget] = {}
+    for name, root in content_roots(before.shared).items():
+        targets[name] = _whole(root)
+    patch_roots(document, RootTargets(targets))
+
+
+def _whole(root: Array | Map | Text) -> RootTarget:
+    if isinstance(root, Text):
+        return str(root)
+    if isinstance(root, Map):
+        return dict(root.items())
+    return list(root)
+
+
+def _merge_registered(document: RoomDocument, base: bytes, theirs: bytes, path: str) -> FileMerge:
+    """Merge each root of a registered type's document with the file's new version.
+
+    A base the class cannot read (it never should: it was read or written by the room) counts
+    as empty, so both sides' content is kept, each part once.
+    """
+    theirs_roots = content_roots(document.read_version(theirs, path))
+    try:
+        base_roots = content_roots(document.read_version(base, path))
+    except (InvalidNotebook, UnicodeDecodeError):
+        base_roots = {}
+    targets: dict[str, RootTarget] = {}
+    conflicts: list[Conflict] = []
+    room_changed = file_changed = False
+    for name, ours in content_roots(document.shared).items():
+        file = theirs_roots.get(name)
+        if file is None or type(file) is not type(ours):
+            continue  # a root the file's version lacks is the room's alone
+        target, parts = _merge_root(name, base_roots.get(name), ours, file)
+        conflicts.extend(
+            Conflict(None, part, "both changed it; the file's version wins") for part in parts
+        )
+        merged = _keys_of(target)
+        room_changed = room_changed or merged != _keys_of(_whole(ours))
+        file_changed = file_changed or merged != _keys_of(_whole(file))
+        targets[name] = target
+    return FileMerge(
+        content=RootTargets(targets),
+        conflicts=tuple(conflicts),
+        file_wins_outright=False,
+        room_changed=room_changed,
+        file_changed=file_changed,
+    )
+
+
+def _merge_root(
+    name: str,
+    base: Array | Map | Text | None,
+    ours: Array | Map | Text,
+    theirs: Array | Map | Text,
+) -> tuple[RootTarget, list[str]]:
+    """One root merged three ways, and the parts of it the file won over the room's change."""
+    if isinstance(ours, Text):
+        base_text = str(base) if isinstance(base, Text) else ""
+        merged, conflicted = merge_text(base_text, str(ours), str(theirs))
+        return merged, [name] if conflicted else []
+    if isinstance(ours, Map):
+        assert isinstance(theirs, Map)
+        sides = (base if isinstance(base, Map) else {}, ours, theirs)
+        keys = merge_keys(
+            *({key: json_key(value) for key, value in side.items()} for side in sides)
+        )
+        values = {
+            key: (ours if side is Side.OURS else theirs)[key] for key, side in keys.picks.items()
+        }
+        return values, [f"{name}.{key}" for key in keys.conflicts]
+    assert isinstance(theirs, Array)
+    elements = (list(base) if isinstance(base, Array) else [], list(ours), list(theirs))
+    merge = merge_sequences(*([json_key(element) for element in side] for side in elements))
+    picked = [elements[1 if pick.side is Side.OURS else 2][pick.index] for pick in merge.picks]
+    return picked, [name] if merge.conflicted else []
+
+
+def _keys_of(target: RootTarget) -> Any:
+    """A root's target as comparable JSON text."""
+    if isinstance(target, str):
+        return target
+    if isinstance(target, dict):
+        return {key: json_key(value) for key, value in target.items()}
+    return [json_key(value) for value in target]

@@ -7,6 +7,10 @@ a changed source gets a text diff, outputs and each metadata key are replaced on
 differ. Yjs 13 (the JupyterLab frontend) cannot decode pycrdt's array move, so a moved cell is
 deleted and inserted anew, as jupyter_ydoc does.
 
+Documents of other types are patched root by root (``patch_map_to``, ``patch_array_to``): the
+target's values may be shared values of another document (the file's version, loaded into a
+scratch document of the same class), copied in with the same shape when they are inserted.
+
 pycrdt ``Text`` positions count UTF-8 bytes (``len(Text("a📊b")) == 6``) while Python slices
 count code points; ``text_edits`` works in code points and ``patch_text`` converts.
 """
@@ -23,7 +27,7 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Array, Map, Text
 
-from ganymede.serve.rooms.document import read_shared
+from ganymede.serve.rooms.document import as_read_back, read_shared
 
 # A changed run of lines up to this many characters a side is refined to characters; past it
 # the character diff costs more than the few bytes it saves.
@@ -232,6 +236,67 @@ def _patch_map(shared: Map, target: Mapping[str, Any]) -> None:
     for key, value in target.items():
         if key not in shared or not _same(_plain(shared[key]), value):
             shared[key] = value
+
+
+def patch_map_to(shared: Map, target: Mapping[str, Any]) -> None:
+    """Bring a shared map to ``target``, whose values may be shared values of another document:
+    keys whose value's JSON differs are set to a copy, keys the target lacks are deleted."""
+    for key in list(shared.keys()):
+        if key not in target:
+            del shared[key]
+    for key, value in target.items():
+        if key not in shared or json_key(shared[key]) != json_key(value):
+            shared[key] = copy_in(value)
+
+
+def patch_array_to(array: Array, target: Sequence[Any]) -> None:
+    """Bring a shared array to ``target`` (values as for ``patch_map_to``), elements matched by
+    their JSON: only the elements that differ are touched, and an element replaced by one of
+    the same shape (a map by a map) is patched in place, so clients keep what refers to it."""
+    current = [json_key(element) for element in array]
+    wanted = [json_key(element) for element in target]
+    matcher = SequenceMatcher(None, current, wanted, autojunk=False)
+    opcodes = [opcode for opcode in matcher.get_opcodes() if opcode[0] != "equal"]
+    # Copies are made before anything changes: a target value may be an element of this array.
+    copies = {j: copy_in(target[j]) for _, _, _, j1, j2 in opcodes for j in range(j1, j2)}
+    for tag, i1, i2, j1, j2 in reversed(opcodes):
+        if (
+            tag == "replace"
+            and i2 - i1 == j2 - j1
+            and all(
+                isinstance(array[i], Map) and isinstance(target[j], Map | Mapping)
+                for i, j in zip(range(i1, i2), range(j1, j2), strict=True)
+            )
+        ):
+            for i, j in zip(range(i1, i2), range(j1, j2), strict=True):
+                patch_map_to(array[i], dict(target[j].items()))
+            continue
+        if i2 > i1:
+            del array[i1:i2]
+        for offset, j in enumerate(range(j1, j2)):
+            array.insert(i1 + offset, copies[j])
+
+
+def json_key(value: Any) -> str:
+    """A value's JSON as a document reads it back (whole numbers as ints), keys sorted: what
+    patches and merges compare shared and plain values by."""
+    if isinstance(value, Text):
+        return json.dumps(str(value))
+    if isinstance(value, Map | Array):
+        return json.dumps(read_shared(value), sort_keys=True)
+    return json.dumps(as_read_back(value), sort_keys=True)
+
+
+def copy_in(value: Any) -> Any:
+    """A value to insert into a document: shared values copied with their shape (a map of
+    texts stays one), plain values as they are."""
+    if isinstance(value, Text):
+        return Text(str(value))
+    if isinstance(value, Map):
+        return Map({key: copy_in(item) for key, item in value.items()})
+    if isinstance(value, Array):
+        return Array([copy_in(item) for item in value])
+    return value
 
 
 def _plain(value: Any) -> Any:

@@ -24,7 +24,7 @@ from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.autosave import Autosave
 from ganymede.serve.rooms.document import RoomDocument
 from ganymede.serve.rooms.file import RoomFile, Snapshot, WriteOutcome
-from ganymede.serve.rooms.mergein import FileMerge, apply_merge, merge_file_change
+from ganymede.serve.rooms.mergein import FileMerge, apply_merge, merge_file_change, restore_roots
 from ganymede.serve.rooms.patch import patch_notebook, patch_text
 from ganymede.serve.rooms.presence import EMPTY_UPDATE, AwarenessRoom, Client
 from ganymede.serve.rooms.protocol import SaveStatus
@@ -450,13 +450,17 @@ class DocumentRoom(AwarenessRoom):
     def _apply_and_undo(self, update: bytes) -> None:
         """A read-only room's answer to an edit: the edit and its undoing in one update, sent
         to every client, so the sender's view snaps back and the others see no change."""
-        before = self.document.shared.get()
+        before = (
+            self.document.copy() if self.document.kind.registered else self.document.shared.get()
+        )
         with self._own_changes():
             try:
                 self.document.doc.apply_update(update)
             except ValueError as error:
                 raise FrameError(f"not a Yjs update: {error}") from None
-            if isinstance(before, str):
+            if isinstance(before, RoomDocument):
+                restore_roots(self.document, before)
+            elif isinstance(before, str):
                 patch_text(self.document.doc.get("source", type=Text), before)
             else:
                 patch_notebook(self.document.shared, before)  # type: ignore[arg-type]

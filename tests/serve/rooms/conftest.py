@@ -1,19 +1,21 @@
-"""Helpers for the room tests: files under the served root, the session request, notebooks."""
+"""Helpers for the room tests: files under the served root, the session request, notebooks,
+chats."""
 
 from __future__ import annotations
 
 import urllib.parse
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import nbformat
-from jupyter_ydoc import YNotebook
+from jupyter_ydoc import YNotebook, YUnicode
+from jupyterlab_chat.ychat import YChat
 
 from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
-from tests.serve.rooms.client import RoomClient
+from tests.serve.rooms.client import RoomClient, room_client
 
 
 @contextmanager
@@ -77,3 +79,14 @@ def edit_first_cell(client: RoomClient, text: str) -> None:
         source = notebook.ycells[0]["source"]
         source += text
         notebook.ystate["dirty"] = True
+
+
+@asynccontextmanager
+async def chat_client(
+    server: RunningServer, name: str, session: str
+) -> AsyncIterator[tuple[RoomClient, YChat]]:
+    """A chat client as jupyterlab-chat's frontend is one: its chat model wraps the document
+    once synced. (The Python YChat writes its state as it is made, and a document with history
+    before the first sync is one the room tells to reload.)"""
+    async with room_client(server, name, session, YUnicode()) as client:
+        yield client, YChat(client.shared.ydoc)
