@@ -19,6 +19,7 @@ from ganymede.execute.host_runs import run_for_host
 from ganymede.fileid import FileIdStore
 from ganymede.host.responder import HostResponder
 from ganymede.host.runs import Runs
+from ganymede.serve import compat
 from ganymede.serve.agents.manager import AGENTS_SETTINGS_KEY, Agents
 from ganymede.serve.contents import GanymedeContentsManager
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
@@ -66,6 +67,14 @@ class GanymedeExtension(ExtensionApp):
         )
         self.settings[ROOMS_SETTINGS_KEY] = rooms
         self.context.on_stop(rooms.stop)
+        compat.provide(
+            self.settings,
+            rooms,
+            file_ids,
+            self.serverapp.event_logger,
+            self.serverapp.extension_manager,
+            self.log,
+        )
         notebooks = Notebooks(
             root,
             room_notebook_reader(rooms),

@@ -38,16 +38,20 @@ NO_AUTOSAVE = "[serve]\nsave_delay = 600.0\n"
 
 
 class InProcessServer:
-    """A ganymede ServerApp serving ``root`` on a loopback port, in the running event loop."""
+    """A ganymede ServerApp serving ``root`` on a loopback port, in the running event loop;
+    ``extensions``: other server extensions it loads beside Ganymede's, ``argv`` options."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(
+        self, root: Path, extensions: tuple[str, ...] = (), argv: tuple[str, ...] = ()
+    ) -> None:
+        enabled = dict.fromkeys((EXTENSION, *extensions), True)
         self.app = GanymedeServerApp(
-            jpserver_extensions={EXTENSION: True} | dict.fromkeys(DISABLED_EXTENSIONS, False),
+            jpserver_extensions=enabled | dict.fromkeys(DISABLED_EXTENSIONS, False),
             contents_manager_class=GanymedeContentsManager,
         )
         self.app.init_signal = lambda: None  # type: ignore[method-assign]  # the test's signals
         options = ServeOptions(root=root, ip="127.0.0.1", port=0, open_browser=False, token=TOKEN)
-        self.app.initialize(argv=server_argv(options), find_extensions=False)
+        self.app.initialize(argv=[*server_argv(options), *argv], find_extensions=False)
         self.root = root
 
     @property

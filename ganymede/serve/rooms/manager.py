@@ -10,6 +10,9 @@ are closed with 4404 and nothing is written back.
 
 Each document room holds its file's lock (``lock``) while open; a room that cannot take it
 (another server's room has the file) is read-only until the lock comes free.
+
+Observers (``RoomObserver``) hear rooms open and close and clients come and go: the
+compatibility surface turns these into jupyter-collaboration's events.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import logging
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path, PurePosixPath
+from typing import Protocol
 
 from jupyter_core.paths import jupyter_runtime_dir
 
@@ -36,6 +40,20 @@ from ganymede.serve.rooms.watcher import FileWatcher
 from ganymede.trust.outputs import KernelOutputs
 
 DEFAULT_GRACE_PERIOD = 60.0
+
+
+class RoomObserver(Protocol):
+    """Told of every room's life: opened once it is loaded, before its first client joins;
+    closed once it has let go of its clients (a document room having saved, or found its file
+    gone); and each client joining and leaving (the server's own holds included)."""
+
+    def opened(self, room: AwarenessRoom) -> None: ...
+
+    def closed(self, room: AwarenessRoom) -> None: ...
+
+    def joined(self, room: AwarenessRoom, client: Client) -> None: ...
+
+    def left(self, room: AwarenessRoom, client: Client) -> None: ...
 
 
 class RoomManager:
@@ -77,6 +95,15 @@ class RoomManager:
         )
         self._watched: dict[DocumentRoom, Path] = {}
         self._keepers: dict[DocumentRoom, LockKeeper] = {}
+        self._observers: list[RoomObserver] = []
+
+    def observe(self, observer: RoomObserver) -> None:
+        self._observers.append(observer)
+
+    def room(self, name: str) -> AwarenessRoom | None:
+        """The room open under ``name``, if any (one waiting out its grace period included:
+        a client coming back finds that very room)."""
+        return self._rooms.get(name)
 
     def read_only(self, api_path: str) -> bool:
         """Whether a room of this server has the file open read-only (another server owns it)."""
@@ -175,11 +202,15 @@ class RoomManager:
         if grace is not None:
             grace.cancel()
         room.join(client)
+        for observer in self._observers:
+            observer.joined(room, client)
         return room
 
     def leave(self, room: AwarenessRoom, client: Client) -> None:
         """Take ``client`` out; the last one out starts the grace period."""
         room.leave(client)
+        for observer in self._observers:
+            observer.left(room, client)
         if room.clients or self._rooms.get(room.name) is not room:
             return  # others remain, or the room is already closing (its clients are told so)
         if room.name not in self._waiting:
@@ -211,6 +242,8 @@ class RoomManager:
         if isinstance(room, DocumentRoom):
             await self._keepers[room].start()
             await self._watch(room)
+        for observer in self._observers:
+            observer.opened(room)
         return room
 
     async def _load(self, name: RoomName) -> DocumentRoom:
@@ -268,6 +301,7 @@ class RoomManager:
             self.log.info("room %s: closed", room.name)
         finally:
             await self._release(room)
+            self._closed(room)
 
     async def _watch(self, room: DocumentRoom) -> None:
         """Watch the room's file where it is now (the watcher starts with the first room)."""
@@ -331,6 +365,11 @@ class RoomManager:
         self._unwatch(room)
         await room.abandon()
         await self._release(room)
+        self._closed(room)
+
+    def _closed(self, room: AwarenessRoom) -> None:
+        for observer in self._observers:
+            observer.closed(room)
 
     async def _release(self, room: AwarenessRoom) -> None:
         """Let go of a closed document room's lock: another server's room may take over."""

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Protocol
 
 from ganymede.serve.rooms import protocol
@@ -37,6 +38,7 @@ class AwarenessRoom(Service):
         self.log = log
         self.clients: set[Client] = set()
         self._ledger = AwarenessLedger()
+        self._presence_listeners: list[Callable[[bytes], None]] = []
 
     async def start(self) -> None:
         """Nothing to start for presence alone; document rooms start their autosave."""
@@ -60,6 +62,22 @@ class AwarenessRoom(Service):
         departures = self._ledger.forget(client)
         if departures is not None:
             self.broadcast(protocol.awareness_frame(departures))
+            self._tell_listeners(departures)
+
+    def presence(self) -> bytes | None:
+        """An awareness payload with everyone present, or None when nobody is."""
+        return self._ledger.present()
+
+    def listen_to_presence(self, listener: Callable[[bytes], None]) -> None:
+        """``listener`` hears every awareness payload the room relays from now on (a view of
+        the room on the server keeps everyone's presence from them)."""
+        self._presence_listeners.append(listener)
+
+    def announce(self, payload: bytes) -> None:
+        """Presence of the server's own (an extension writing in the room): kept for newcomers
+        as a client's is, and relayed to every client. FrameError if it is malformed."""
+        self._ledger.record(self, protocol.decode_awareness(payload))
+        self.broadcast(protocol.awareness_frame(payload))
 
     def broadcast(self, frame: bytes, *, skip: Client | None = None) -> None:
         for client in list(self.clients):
@@ -72,6 +90,7 @@ class AwarenessRoom(Service):
         if isinstance(message, protocol.AwarenessUpdate):
             self._ledger.record(client, message.entries)
             self.broadcast(frame)
+            self._tell_listeners(message.payload)
         elif isinstance(message, protocol.AwarenessQuery):
             present = self._ledger.present()
             if present is not None:
@@ -89,3 +108,7 @@ class AwarenessRoom(Service):
             client.send(protocol.sync_step2(EMPTY_UPDATE))
         elif isinstance(message, protocol.SaveRequest):
             client.send(protocol.save_reply(message.save_id, "skipped"))
+
+    def _tell_listeners(self, payload: bytes) -> None:
+        for listener in self._presence_listeners:
+            listener(payload)

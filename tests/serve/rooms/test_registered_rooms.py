@@ -41,6 +41,8 @@ async def test_a_chat_lives_in_a_room_is_saved_survives_a_restart_and_takes_in_t
     server = start(tmp_path, "chat-token")
     path = write(server.root / "team.chat", b"")
     try:
+        found = "Registered jupyterlab_chat server extension (RTC provider: jupyter_server_ydoc)"
+        assert found in server.log.read_text()
         with server.client() as api:
             name, session = open_session(api, "team.chat", "text:chat")
         assert name.startswith("text:chat:")

@@ -1,0 +1,150 @@
+"""jupyter-collaboration's server-side surface over Ganymede's rooms, used as its consumers use
+it: jupyterlab-chat's real server extension loads beside Ganymede's in a server running in the
+test's event loop, and the calls jupyter-ai's router and tools make are made here, while room
+clients are connected over real websockets."""
+
+from __future__ import annotations
+
+import urllib.parse
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jupyterlab_chat.models import NewMessage, User
+from jupyterlab_chat.ychat import YChat
+from pycrdt import Awareness, Doc, create_awareness_message
+
+from ganymede.serve.compat import AWARENESS_EVENTS, ROOM_INITIALIZED, SESSION_EVENTS
+from ganymede.serve.rooms.protocol import AwarenessUpdate, MessageType, decode_frame
+from tests.serve.rooms.client import eventually
+from tests.serve.rooms.conftest import chat_client, write
+from tests.serve.test_core_rooms import InProcessServer
+
+QUICK = "[serve]\nsave_delay = 0.1\n"
+
+
+@pytest.fixture
+async def server(tmp_path: Path, isolated_jupyter: Path) -> AsyncIterator[InProcessServer]:
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "ganymede.toml").write_text(QUICK)
+    grace = "--GanymedeExtension.room_grace_period=0.1"
+    running = InProcessServer(root, extensions=("jupyterlab_chat",), argv=(grace,))
+    try:
+        yield running
+    finally:
+        await running.app._cleanup()
+
+
+def settings(server: InProcessServer) -> dict[str, Any]:
+    return server.app.web_app.settings  # type: ignore[no-any-return]
+
+
+async def open_chat(server: InProcessServer, path: str) -> tuple[str, str]:
+    segment = urllib.parse.quote(path, safe="")
+    async with server.client() as api:
+        answer = await api.put(
+            f"api/collaboration/session/{segment}", json={"format": "text", "type": "chat"}
+        )
+    assert answer.status_code in (200, 201), answer.text
+    reply = answer.json()
+    return f"text:chat:{reply['fileId']}", reply["sessionId"]
+
+
+def recorder(server: InProcessServer, schema_id: str) -> list[dict[str, Any]]:
+    """The events emitted on ``schema_id`` from now on, as a listener receives them."""
+    seen: list[dict[str, Any]] = []
+
+    async def listen(logger: object, schema_id: str, data: dict[str, Any]) -> None:
+        seen.append(data)
+
+    server.app.event_logger.add_listener(schema_id=schema_id, listener=listen)
+    return seen
+
+
+def test_jupyterlab_chat_finds_a_collaboration_provider(server: InProcessServer) -> None:
+    info = settings(server)["page_config_data"]["serverSessionRtcInfo"]
+    assert info["enabled"] is True
+    assert info["provider"] == "jupyter_server_ydoc"
+
+
+async def test_a_chat_room_reaches_jupyterlab_chat_and_a_server_side_writer_reaches_clients(
+    server: InProcessServer,
+) -> None:
+    path = write(server.root / "team.chat", b"")
+    sessions = recorder(server, SESSION_EVENTS)
+    name, session = await open_chat(server, "team.chat")
+    async with chat_client(server.running, name, session) as (client, chat):
+        await eventually(lambda: sessions, "the room's initialize event")
+        assert sessions[0] == {
+            "level": "INFO",
+            "room": name,
+            "path": "team.chat",
+            "action": "initialize",
+            "msg": ROOM_INITIALIZED,
+        }
+        # jupyterlab-chat's manager resolved the chat through get_document(copy=False).
+        chats = settings(server)["chats_by_id"]
+        await eventually(lambda: chats, "jupyterlab-chat's manager to hold the chat")
+        (model,) = chats.values()
+        api = settings(server)["jupyter_server_ydoc"]
+        assert model is await api.get_document(room_id=name, copy=False)
+        assert model.get_path() == "team.chat"
+
+        # What a persona does: write a message and show it is writing, on the server.
+        model.set_user(User(username="bot", name="Bot", bot=True))
+        model.add_message(NewMessage(body="written on the server", sender="bot"))
+        await eventually(
+            lambda: [m.body for m in chat.get_messages()] == ["written on the server"],
+            "the client sees the server's message",
+        )
+        model.broadcast_writing_status(User(username="bot", name="Bot"), {"messageID": "m"})
+        while True:
+            frame = decode_frame(await client.next_frame(MessageType.AWARENESS))
+            assert isinstance(frame, AwarenessUpdate)
+            if any('"writers"' in entry.state for entry in frame.entries):
+                break
+        await eventually(lambda: "written on the server" in path.read_text(), "the file")
+        copied = await api.get_document(room_id=name, copy=True)
+        assert isinstance(copied, YChat) and copied is not model
+        assert [m.body for m in copied.get_messages()] == ["written on the server"]
+    await eventually(lambda: sessions[-1]["action"] == "clean", "the room's clean event")
+    assert not settings(server)["yroom_manager"].has_room(name)
+
+
+async def test_rooms_documents_awareness_and_file_ids_as_jupyter_ai_finds_them(
+    server: InProcessServer,
+) -> None:
+    path = write(server.root / "ai" / "notes.chat", b"")
+    joins = recorder(server, AWARENESS_EVENTS)
+    name, session = await open_chat(server, "ai/notes.chat")
+    file_id = name.rsplit(":", 1)[1]
+    file_ids = settings(server)["file_id_manager"]
+    assert file_ids.get_id(str(path)) == file_ids.get_id("ai/notes.chat") == file_id
+    assert file_ids.get_path(file_id) == "ai/notes.chat"
+    assert file_ids.get_id(str(server.root.parent / "elsewhere.chat")) is None
+    websockets = settings(server)["jupyter_server_ydoc"].ywebsocket_server
+    assert not websockets.room_exists(name)
+    async with chat_client(server.running, name, session) as (client, _):
+        await eventually(lambda: joins, "the join event")
+        assert joins[0]["roomid"] == name and joins[0]["action"] == "join"
+        room = await websockets.get_room(name)
+        assert isinstance(room._document, YChat)
+        # A client's presence shows in the room's awareness on the server.
+        presence = Awareness(Doc())
+        presence.set_local_state({"user": {"name": "Ada"}})
+        update = presence.encode_awareness_update([presence.client_id])
+        await client.send_raw(create_awareness_message(update))
+        await eventually(
+            lambda: {"user": {"name": "Ada"}} in room.awareness.states.values(),
+            "the client's presence on the server",
+        )
+        managed = settings(server)["yroom_manager"].get_room(name)
+        assert managed is room
+        assert await managed.get_jupyter_ydoc() is room._document
+        assert managed.get_awareness() is room.awareness
+        stopped: list[bool] = []
+        managed.add_stop_callback(lambda: stopped.append(True))
+    await eventually(lambda: stopped, "the room's stop callback")
+    assert [event["action"] for event in joins] == ["join", "leave"]
