@@ -1,7 +1,7 @@
 """jupyter-collaboration's server-side surface over Ganymede's rooms, used as its consumers use
-it: jupyterlab-chat's real server extension loads beside Ganymede's in a server running in the
-test's event loop, and the calls jupyter-ai's router and tools make are made here, while room
-clients are connected over real websockets."""
+it: jupyterlab-chat's and jupyter-ai's router's real server extensions load beside Ganymede's in
+a server running in the test's event loop, and the calls jupyter-ai's tools make are made here,
+while room clients are connected over real websockets."""
 
 from __future__ import annotations
 
@@ -11,13 +11,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jupyter_ydoc import YUnicode
 from jupyterlab_chat.models import NewMessage, User
 from jupyterlab_chat.ychat import YChat
 from pycrdt import Awareness, Doc, create_awareness_message
 
-from ganymede.serve.compat import AWARENESS_EVENTS, ROOM_INITIALIZED, SESSION_EVENTS
+from ganymede.serve.compat import (
+    AWARENESS_EVENTS,
+    GLOBAL_AWARENESS,
+    ROOM_INITIALIZED,
+    SESSION_EVENTS,
+)
 from ganymede.serve.rooms.protocol import AwarenessUpdate, MessageType, decode_frame
-from tests.serve.rooms.client import eventually
+from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import chat_client, write
 from tests.serve.test_core_rooms import InProcessServer
 
@@ -30,7 +36,8 @@ async def server(tmp_path: Path, isolated_jupyter: Path) -> AsyncIterator[InProc
     root.mkdir()
     (root / "ganymede.toml").write_text(QUICK)
     grace = "--GanymedeExtension.room_grace_period=0.1"
-    running = InProcessServer(root, extensions=("jupyterlab_chat",), argv=(grace,))
+    extensions = ("jupyterlab_chat", "jupyter_ai_router")
+    running = InProcessServer(root, extensions=extensions, argv=(grace,))
     try:
         yield running
     finally:
@@ -148,3 +155,37 @@ async def test_rooms_documents_awareness_and_file_ids_as_jupyter_ai_finds_them(
         managed.add_stop_callback(lambda: stopped.append(True))
     await eventually(lambda: stopped, "the room's stop callback")
     assert [event["action"] for event in joins] == ["join", "leave"]
+
+
+async def test_jupyter_ais_router_connects_a_chat_room_and_routes_a_persons_message(
+    server: InProcessServer,
+) -> None:
+    write(server.root / "ask.chat", b"")
+    router = settings(server)["jupyter-ai"]["router"]
+    name, session = await open_chat(server, "ask.chat")
+    async with chat_client(server.running, name, session) as (_, chat):
+        await eventually(lambda: router.active_chats, "the router to connect the chat")
+        (chat_id,) = router.active_chats
+        heard: list[str] = []
+        router.observe_chat_msg(chat_id, lambda _, message: heard.append(message.body))
+        # The Python YChat marks the document dirty as it is made; the room's save clears it,
+        # and a chat reports no messages while dirty (it is still loading, to it).
+        await eventually(lambda: chat.dirty is False, "the room to save the chat")
+        chat.set_user(User(username="ada", name="Ada"))
+        chat.add_message(NewMessage(body="a question for the router", sender="ada"))
+        await eventually(lambda: heard == ["a question for the router"], "the router routes it")
+
+
+async def test_a_presence_set_on_the_server_reaches_the_global_awareness_room(
+    server: InProcessServer,
+) -> None:
+    async with room_client(server.running, GLOBAL_AWARENESS, "", YUnicode()) as client:
+        websockets = settings(server)["jupyter_server_ydoc"].ywebsocket_server
+        await eventually(lambda: websockets.room_exists(GLOBAL_AWARENESS), "the room")
+        room = await websockets.get_room(GLOBAL_AWARENESS)
+        room.awareness.set_local_state({"user": {"name": "Jupyternaut"}, "current": "a.ipynb"})
+        while True:
+            frame = decode_frame(await client.next_frame(MessageType.AWARENESS))
+            assert isinstance(frame, AwarenessUpdate)
+            if any("Jupyternaut" in entry.state for entry in frame.entries):
+                break
