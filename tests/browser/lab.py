@@ -127,6 +127,8 @@ class LabPage:
         self.page.goto(f"{self.server.base}lab/tree/{urllib.parse.quote(self.path)}?{query}")
         if self.path.endswith(".ipynb"):
             self._wait_for_notebook()
+        elif self.path.endswith(".chat"):
+            expect(self.chat_messages).to_be_visible(timeout=OPEN_TIMEOUT_MS)
         else:
             self._wait_for_text_file()
         return self
@@ -149,6 +151,15 @@ class LabPage:
     @property
     def file_editor(self) -> Locator:
         return self.page.locator(".jp-FileEditor .cm-content")
+
+    @property
+    def chat_messages(self) -> Locator:
+        """jupyterlab-chat's list of messages in the open chat."""
+        return self.page.locator(".jp-chat-widget .jp-chat-messages-container")
+
+    @property
+    def chat_input(self) -> Locator:
+        return self.page.locator(".jp-chat-widget .jp-chat-input-container textarea").first
 
     def type_at_end(self, editor: Locator, text: str) -> None:
         """Click into ``editor``, go to its end and type ``text`` key by key, as a person does."""
