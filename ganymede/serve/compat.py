@@ -14,8 +14,8 @@ rooms: one room engine, seen through the names the extensions look for.
   for it whenever jupyter-server-documents is installed;
 - ``settings["file_id_manager"]``: ``index``, ``get_id`` and ``get_path`` over Ganymede's ids,
   taking API paths or absolute paths under the root;
-- the ``jupyter_collaboration/session/v1`` events (a room ``initialize``\\ d with "Room
-  initialized" when it opens, ``clean`` when it closes) and ``awareness/v1`` events (``join``,
+- the ``jupyter_collaboration/session/v1`` events (``initialize`` with "Room initialized"
+  when a room opens, ``clean`` when it closes) and ``awareness/v1`` events (``join``,
   ``leave``), emitted through jupyter_server's event logger, whose schemas, with ``fork/v1``,
   are registered here;
 - a server extension entry named ``jupyter_server_ydoc``, enabled, in jupyter_server's
