@@ -32,13 +32,28 @@ def command(
             "-p",
             "--param",
             metavar="NAME=VALUE",
-            help="A parameter; VALUE as JSON if it is JSON, else a string.",
+            help="A parameter (also NAME VALUE); VALUE typed: True/False/None, JSON, a number, "
+            "else a string.",
         ),
     ] = None,
     param_string: Annotated[
         list[str] | None,
         typer.Option(
-            "-P", "--param-string", metavar="NAME=STRING", help="A parameter kept as a string."
+            "-P",
+            "-r",
+            "--param-string",
+            metavar="NAME=STRING",
+            help="A parameter kept as a string (also NAME STRING).",
+        ),
+    ] = None,
+    params_yaml: Annotated[
+        list[str] | None,
+        typer.Option("-y", "--params-yaml", metavar="YAML", help="Parameters as YAML text."),
+    ] = None,
+    params_base64: Annotated[
+        list[str] | None,
+        typer.Option(
+            "-b", "--params-base64", metavar="BASE64", help="Parameters as base64-encoded YAML."
         ),
     ] = None,
     params_file: Annotated[
@@ -47,7 +62,7 @@ def command(
             "-f",
             "--params-file",
             metavar="FILE",
-            help="Parameters from a .json or .toml file (applied first).",
+            help="Parameters from a .json, .toml, .yaml or .yml file (applied first).",
         ),
     ] = None,
     output: Annotated[

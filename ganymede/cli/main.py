@@ -33,6 +33,10 @@ app.add_typer(mcp.app, name="mcp")
 def run(argv: list[str] | None = None) -> None:
     """Run the CLI; usage errors become one line on stderr and exit 2, never a traceback."""
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["execute"]:
+        from ganymede.cli.params import joined_assignments
+
+        args = joined_assignments(args)  # papermill's ``-p NAME VALUE``, before click splits it
     try:
         # The raw arguments ride along: ``-p``/``-P`` order across options lives only there.
         code = app(

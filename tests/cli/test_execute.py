@@ -212,7 +212,7 @@ def test_a_missing_notebook_exits_5(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-p", "counter"], "-p expects NAME=VALUE, got 'counter'"),
+        (["-p", "counter"], "-p expects NAME=VALUE or NAME VALUE, got 'counter' alone"),
         (["-p", "2x=1"], "'2x' is not a valid parameter name"),
         (["--timeout", "0"], "--timeout must be more than 0 seconds"),
         (["-o", "-", "--json"], "-o - and --json both write to stdout"),

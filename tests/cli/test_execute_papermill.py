@@ -1,0 +1,98 @@
+"""papermill's habits under ``ganymede execute``: its spellings, typing and file conventions.
+
+Each test runs real processes on real ipykernel kernels; where papermill's answer is the
+reference, papermill itself runs the same notebook with the same flags in the same test.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.cli.test_execute import code, ganymede, json_lines, write_notebook
+
+PAPERMILL = Path(sys.executable).parent / "papermill"
+SHOW_PARAMETERS = (
+    "import json\n"
+    "print(json.dumps({name: [type(value).__name__, value] for name, value in [\n"
+    "    ('flag', flag), ('n', n), ('x', x), ('s', s), ('none', none), ('lst', lst)]}))"
+)
+
+
+def papermill(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(PAPERMILL), *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def printed(path: Path, cell_index: int) -> Any:
+    """The JSON a cell printed, read back from the notebook file."""
+    [output] = json.loads(path.read_text())["cells"][cell_index]["outputs"]
+    text = output["text"]
+    return json.loads("".join(text) if isinstance(text, list) else text)
+
+
+def test_papermills_flags_give_papermills_values(tmp_path: Path) -> None:
+    write_notebook(
+        tmp_path / "nb.ipynb",
+        code("flag = False\nn = 0\nx = 0.0\ns = ''\nnone = 'x'\nlst = []", "parameters"),
+        code(SHOW_PARAMETERS),
+    )
+    flags = ["-p", "flag", "True", "-p", "n", "3", "-p", "x", "1.5", "-p", "s", "hello"]
+    flags += ["-p", "none", "None", "-p", "lst", "[1,2]"]
+    ours = ganymede("nb.ipynb", "-o", "ours.ipynb", *flags, cwd=tmp_path)
+    assert ours.returncode == 0, ours.stderr
+    theirs = papermill("nb.ipynb", "theirs.ipynb", *flags, cwd=tmp_path)
+    assert theirs.returncode == 0, theirs.stderr
+    # the injected cell sits after the parameters cell in both
+    ours_seen = printed(tmp_path / "ours.ipynb", 2)
+    theirs_seen = printed(tmp_path / "theirs.ipynb", 2)
+    assert ours_seen.pop("lst") == ["list", [1, 2]]  # a JSON literal: ours types it
+    assert theirs_seen.pop("lst") == ["str", "[1,2]"]
+    assert ours_seen == theirs_seen
+    assert ours_seen == {
+        "flag": ["bool", True],
+        "n": ["int", 3],
+        "x": ["float", 1.5],
+        "s": ["str", "hello"],
+        "none": ["NoneType", None],
+    }
+
+
+def test_raw_yaml_base64_and_yaml_files(tmp_path: Path) -> None:
+    write_notebook(
+        tmp_path / "nb.ipynb",
+        code("a = b = c = d = e = None", "parameters"),
+        code("from ganymede.kernel import result\nresult('seen', [a, b, c, d, e])"),
+    )
+    (tmp_path / "p.yaml").write_text("a: [1, two]\nb: from-file\n")
+    encoded = base64.b64encode(b"c: {k: 1}").decode()
+    flags = ["-f", "p.yaml", "-y", "b: from-yaml\nd: 2.5", "-b", encoded, "-r", "e", "007"]
+    done = ganymede("nb.ipynb", *flags, "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    [line] = json_lines(done.stdout)
+    assert line["results"] == {"seen": [[1, "two"], "from-yaml", {"k": 1}, 2.5, "007"]}
+
+
+def test_two_word_values_are_never_taken_for_notebooks(tmp_path: Path) -> None:
+    write_notebook(
+        tmp_path / "nb.ipynb",
+        code("name = ''", "parameters"),
+        code("from ganymede.kernel import result\nresult('name', name)"),
+    )
+    done = ganymede(
+        "nb.ipynb", "-o", "out.ipynb", "-p", "name", "other.ipynb", "--json", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    [line] = json_lines(done.stdout)
+    assert line["results"] == {"name": "other.ipynb"}
+    assert line["output"] == "out.ipynb"
