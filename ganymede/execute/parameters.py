@@ -1,9 +1,11 @@
 """The papermill-compatible injected-parameters cell, so papermill notebooks run unchanged.
 
 papermill puts a code cell tagged ``injected-parameters`` right after the first cell tagged
-``parameters``; its assignments override the defaults above it. Ganymede writes the same cell for
-Python kernels (other languages read ``GANYMEDE_PARAMS`` instead), replacing the cell a previous
-run left, so the notebook always shows the parameters of the run that produced its outputs.
+``parameters`` (at the top when there is none); its assignments override the defaults above it.
+Ganymede writes the same cell for Python kernels (other languages read ``GANYMEDE_PARAMS``
+instead), replacing the cell a previous run left, so the notebook always shows the parameters of
+the run that produced its outputs. ``metadata.papermill.parameters`` records them where
+papermill's and scrapbook's readers look (``scrapbook.read_notebook(path).parameters``).
 """
 
 from __future__ import annotations
@@ -64,14 +66,14 @@ def inject_parameters(notebook: Mapping[str, Any], params: Mapping[str, Any]) ->
     """A copy of ``notebook`` with this run's injected-parameters cell in place.
 
     Cells a previous run injected are dropped. The new cell goes right after the first cell
-    tagged ``parameters``; a notebook without one, or a run without parameters, gets none (the
-    values still reach the kernel in ``GANYMEDE_PARAMS``).
+    tagged ``parameters``, or first of all in a notebook without one, as papermill puts it; a
+    run without parameters gets none.
     """
     injected = copy.deepcopy(dict(notebook))
     cells = [cell for cell in injected.get("cells", []) if not has_tag(cell, INJECTED_TAG)]
     injected["cells"] = cells
-    anchor = next((i for i, cell in enumerate(cells) if has_tag(cell, PARAMETERS_TAG)), None)
-    if anchor is None or not params:
+    anchor = next((i for i, cell in enumerate(cells) if has_tag(cell, PARAMETERS_TAG)), -1)
+    if not params:
         return injected
     cell: dict[str, Any] = {
         "cell_type": "code",
@@ -84,6 +86,17 @@ def inject_parameters(notebook: Mapping[str, Any], params: Mapping[str, Any]) ->
         cell["id"] = _fresh_cell_id({c.get("id") for c in cells})
     cells.insert(anchor + 1, cell)
     return injected
+
+
+def papermill_metadata(metadata: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, Any]:
+    """Notebook metadata with ``papermill.parameters`` set to this run's parameters.
+
+    The whole ``papermill`` section is replaced: what a previous papermill run recorded there
+    (its times, its exception) described outputs this run clears.
+    """
+    updated = copy.deepcopy(dict(metadata))
+    updated["papermill"] = {"parameters": copy.deepcopy(dict(params))}
+    return updated
 
 
 def _has_cell_ids(notebook: Mapping[str, Any]) -> bool:

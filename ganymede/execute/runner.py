@@ -26,7 +26,8 @@ from ganymede.errors import KernelDied, RunTimeout, UsageError
 from ganymede.execute.kernel import Kernel, KernelLaunch
 from ganymede.execute.model import RunEvent, RunOutcome, RunRequest, RunStatus
 from ganymede.execute.outputs import CellOutputs, DisplayRegistry
-from ganymede.execute.parameters import has_tag, inject_parameters
+from ganymede.execute.parameters import has_tag, inject_parameters, papermill_metadata
+from ganymede.execute.parameters_cell import parameter_warnings
 from ganymede.execute.widgets import WidgetStates, deliver, with_widget_state
 from ganymede.kernel import PARAMS_VARIABLE
 from ganymede.notebook.provenance import run_stamp
@@ -126,8 +127,10 @@ def _plan(request: RunRequest, specs: KernelSpecManager) -> _Plan:
         failure = f"no such kernel: {kernel_name} (available: {available})"
         return _Plan(request, notebook, kernel_name, None, failure, warnings)
     if request.inject and (spec.language or "").lower().startswith("python"):
+        for warning in parameter_warnings(notebook, request.params):
+            warnings.append(f"{request.path}: {warning}")
         notebook = inject_parameters(notebook, request.params)
-        metadata = notebook["metadata"]
+    notebook["metadata"] = metadata = papermill_metadata(notebook["metadata"], request.params)
     if not metadata.get("kernelspec"):
         metadata["kernelspec"] = {
             "name": kernel_name,

@@ -96,3 +96,39 @@ def test_two_word_values_are_never_taken_for_notebooks(tmp_path: Path) -> None:
     [line] = json_lines(done.stdout)
     assert line["results"] == {"name": "other.ipynb"}
     assert line["output"] == "out.ipynb"
+
+
+def test_an_unknown_parameter_warns(tmp_path: Path) -> None:
+    write_notebook(tmp_path / "nb.ipynb", code("alpha = 1", "parameters"), code("alpha"))
+    done = ganymede("nb.ipynb", "-p", "alpah", "2", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "passed unknown parameter 'alpah': the parameters cell does not set it" in done.stderr
+    assert "alpha" not in done.stderr.replace("alpah", "")
+
+
+def test_no_parameters_cell_injects_at_the_top_as_papermill_does(tmp_path: Path) -> None:
+    write_notebook(tmp_path / "nb.ipynb", code("print(n)"))
+    ours = ganymede("nb.ipynb", "-o", "ours.ipynb", "-p", "n", "3", cwd=tmp_path)
+    assert ours.returncode == 0, ours.stderr
+    assert "no cell is tagged 'parameters': the parameters are injected at the top" in ours.stderr
+    theirs = papermill("nb.ipynb", "theirs.ipynb", "-p", "n", "3", cwd=tmp_path)
+    assert theirs.returncode == 0, theirs.stderr
+    for name in ("ours.ipynb", "theirs.ipynb"):
+        first, second = json.loads((tmp_path / name).read_text())["cells"]
+        assert first["metadata"]["tags"] == ["injected-parameters"]
+        assert second["outputs"][0]["text"] in ("3\n", ["3\n"])
+
+
+def test_scrapbook_reads_the_parameters(tmp_path: Path) -> None:
+    import scrapbook
+
+    write_notebook(
+        tmp_path / "nb.ipynb",
+        code("n = 0\nlabel = ''", "parameters"),
+        code("import scrapbook as sb\nsb.glue('twice', n * 2)"),
+    )
+    done = ganymede("nb.ipynb", "-p", "n", "21", "-p", "label=x", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    read = scrapbook.read_notebook(str(tmp_path / "nb.ipynb"))
+    assert read.parameters == {"n": 21, "label": "x"}
+    assert read.scraps["twice"].data == 42

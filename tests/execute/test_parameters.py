@@ -12,6 +12,7 @@ from papermill.translators import PythonTranslator
 from ganymede.errors import UsageError
 from ganymede.execute.parameters import (
     inject_parameters,
+    papermill_metadata,
     parameters_source,
     python_literal,
 )
@@ -79,9 +80,20 @@ def test_a_previous_injected_cell_is_replaced() -> None:
     assert [cell["source"] for cell in injected["cells"]] == ["a = 1", "# Parameters\na = 3\n"]
 
 
-def test_no_parameters_cell_means_no_injected_cell() -> None:
+def test_no_parameters_cell_means_the_injected_cell_goes_first() -> None:
     nb = notebook("a = 1", "print(a)")
-    assert inject_parameters(nb, {"a": 3}) == nb
+    injected = inject_parameters(nb, {"a": 3})
+    sources = [cell["source"] for cell in injected["cells"]]
+    assert sources == ["# Parameters\na = 3\n", "a = 1", "print(a)"]
+    assert injected["cells"][0]["metadata"] == {"tags": ["injected-parameters"]}
+    nbformat.validate(injected)
+
+
+def test_papermill_metadata_holds_only_this_runs_parameters() -> None:
+    before = {"kernelspec": {"name": "python3"}, "papermill": {"exception": True, "parameters": {}}}
+    after = papermill_metadata(before, {"n": 3})
+    assert after == {"kernelspec": {"name": "python3"}, "papermill": {"parameters": {"n": 3}}}
+    assert before["papermill"] == {"exception": True, "parameters": {}}
 
 
 def test_no_parameters_means_no_injected_cell_and_a_stale_one_goes() -> None:

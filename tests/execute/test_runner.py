@@ -43,7 +43,7 @@ def assert_valid(outcome: RunOutcome) -> None:
 async def test_params_reach_the_environment_and_the_injected_cell(tmp_path: Path) -> None:
     params = {"alpha": [1, {"b": None}], "flag": True, "label": "x"}
     nb = notebook(
-        ("alpha = 0\nflag = False", ["parameters"]),
+        ("alpha = 0\nflag = False\nlabel = ''", ["parameters"]),
         "from ganymede.kernel import params, result\n"
         "result('alpha', alpha)\nresult('flag', flag)\nresult('env', params())",
     )
@@ -59,6 +59,7 @@ async def test_params_reach_the_environment_and_the_injected_cell(tmp_path: Path
     run = outcome.notebook["metadata"]["ganymede"]["run"]
     assert (run["params"], run["status"], run["kernel"]) == (params, "ok", "python3")
     assert "error" not in run
+    assert outcome.notebook["metadata"]["papermill"] == {"parameters": params}
     assert outcome.warnings == []
     assert_valid(outcome)
 
