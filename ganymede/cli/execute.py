@@ -269,8 +269,8 @@ def _report(
         if outcome.status != "ok":
             _print_failure(outcome)
             code = code or EXIT_CODES[outcome.status]
-        written = None if no_save else _write(outcome, output)
-        if written is None and not no_save:
+        written = _write(outcome, output) if outcome.ran and not no_save else None
+        if written is None and outcome.ran and not no_save:
             code = code or EXIT_CODES["invalid"]
         lines.append(
             _json_line(

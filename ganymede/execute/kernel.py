@@ -23,6 +23,7 @@ import zmq
 import zmq.asyncio
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.channels import AsyncZMQSocketChannel
+from jupyter_client.kernelspec import NATIVE_KERNEL_NAME
 from jupyter_client.manager import AsyncKernelManager
 
 from ganymede.errors import KernelDied, RunTimeout
@@ -42,6 +43,13 @@ IopubHandler = Callable[[Mapping[str, Any]], None]
 """Given each iopub message of the cell's request (header, content, buffers)."""
 MessageHandler = Callable[[str, Mapping[str, Any]], None]
 Done = Callable[[], bool]
+
+
+def resolved_kernel_name(name: str) -> str:
+    """The kernel jupyter_client starts for ``name``: its KernelManager takes ``python`` for the
+    native kernel (``python3``), so notebooks whose kernelspec says ``python`` run under every
+    Jupyter tool, and must here too."""
+    return NATIVE_KERNEL_NAME if name == "python" else name
 
 
 @dataclass(frozen=True)

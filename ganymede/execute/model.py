@@ -56,6 +56,9 @@ class RunOutcome:
     ``{"message"}`` otherwise (plus ``cell_index``/``cell_id`` when a cell was running)."""
     duration: float
     warnings: list[str] = field(default_factory=list)
+    ran: bool = True
+    """False when no kernel came up, so no cell ran: the notebook is not worth writing (a
+    rewrite would only clear the file's outputs, or copy stale ones to ``-o``)."""
 
 
 @dataclass

@@ -23,7 +23,7 @@ from typing import Any
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
 from ganymede.errors import KernelDied, RunTimeout, UsageError
-from ganymede.execute.kernel import Kernel, KernelLaunch
+from ganymede.execute.kernel import Kernel, KernelLaunch, resolved_kernel_name
 from ganymede.execute.model import RunEvent, RunOutcome, RunRequest, RunStatus
 from ganymede.execute.outputs import CellOutputs, DisplayRegistry
 from ganymede.execute.parameters import has_tag, inject_parameters, papermill_metadata
@@ -119,6 +119,7 @@ def _plan(request: RunRequest, specs: KernelSpecManager) -> _Plan:
     if not kernel_name:
         kernel_name = DEFAULT_KERNEL
         warnings.append(f"no kernelspec in {request.path}: running on {DEFAULT_KERNEL}")
+    kernel_name = resolved_kernel_name(kernel_name)
     params_json = _params_json(request.params)
     try:
         spec = specs.get_kernel_spec(kernel_name)
@@ -161,7 +162,7 @@ def _unstartable(plan: _Plan, emit: EventHandler) -> RunOutcome:
     emit(RunEvent("started", plan.request, cell_count))
     now = _utc_now()
     error = {"message": plan.failure}
-    outcome = _outcome(plan, "dead", error, started=now, ended=now, duration=0.0)
+    outcome = _outcome(plan, "dead", error, started=now, ended=now, duration=0.0, ran=False)
     emit(RunEvent("finished", plan.request, cell_count, outcome=outcome))
     return outcome
 
@@ -174,10 +175,11 @@ async def _execute(plan: _Plan, starting: asyncio.Future[Kernel], emit: EventHan
     emit(RunEvent("started", request, len(cells)))
     status: RunStatus = "ok"
     error: dict[str, Any] | None = None
+    ran = True
     try:
         kernel = await starting
     except KernelDied as died:
-        status, error = "dead", {"message": str(died)}
+        status, error, ran = "dead", {"message": str(died)}, False
     else:
         if "language_info" in kernel.info:
             notebook["metadata"]["language_info"] = kernel.info["language_info"]
@@ -186,7 +188,9 @@ async def _execute(plan: _Plan, starting: asyncio.Future[Kernel], emit: EventHan
             status, error = await _execute_cells(plan, kernel, widgets, emit)
         notebook["metadata"] = with_widget_state(notebook["metadata"], widgets.metadata())
     duration = time.perf_counter() - clock
-    outcome = _outcome(plan, status, error, started=started, ended=_utc_now(), duration=duration)
+    outcome = _outcome(
+        plan, status, error, started=started, ended=_utc_now(), duration=duration, ran=ran
+    )
     emit(RunEvent("finished", request, len(cells), outcome=outcome))
     return outcome
 
@@ -273,6 +277,7 @@ def _outcome(
     started: str,
     ended: str,
     duration: float,
+    ran: bool = True,
 ) -> RunOutcome:
     notebook = plan.notebook
     notebook["metadata"] = run_stamp(
@@ -293,6 +298,7 @@ def _outcome(
         error=error,
         duration=duration,
         warnings=plan.warnings,
+        ran=ran,
     )
 
 

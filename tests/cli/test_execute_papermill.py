@@ -132,3 +132,40 @@ def test_scrapbook_reads_the_parameters(tmp_path: Path) -> None:
     read = scrapbook.read_notebook(str(tmp_path / "nb.ipynb"))
     assert read.parameters == {"n": 21, "label": "x"}
     assert read.scraps["twice"].data == 42
+
+
+def notebook_on_kernel(path: Path, kernel_name: str) -> Path:
+    """A notebook on ``kernel_name`` whose cell holds a stale output from an earlier run."""
+    cell = {**code("print('fresh')"), "execution_count": 7}
+    cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "stale\n"}]
+    write_notebook(path, cell)
+    notebook = json.loads(path.read_text())
+    notebook["metadata"]["kernelspec"] = {
+        "name": kernel_name,
+        "display_name": kernel_name,
+        "language": "python",
+    }
+    path.write_text(json.dumps(notebook, indent=1))
+    return path
+
+
+def test_a_kernel_that_cannot_start_writes_nothing(tmp_path: Path) -> None:
+    path = notebook_on_kernel(tmp_path / "nb.ipynb", "no-such-kernel")
+    before = path.read_bytes()
+    in_place = ganymede("nb.ipynb", "--json", cwd=tmp_path)
+    assert in_place.returncode == 4
+    assert "no such kernel: no-such-kernel" in in_place.stderr
+    assert json_lines(in_place.stdout)[0]["output"] is None
+    elsewhere = ganymede("nb.ipynb", "-o", "out.ipynb", cwd=tmp_path)
+    assert elsewhere.returncode == 4
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nb.ipynb"]
+
+
+def test_a_kernelspec_named_python_runs_on_the_native_kernel(tmp_path: Path) -> None:
+    path = notebook_on_kernel(tmp_path / "nb.ipynb", "python")
+    done = ganymede("nb.ipynb", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    [cell] = json.loads(path.read_text())["cells"]
+    assert cell["outputs"][0]["text"] in ("fresh\n", ["fresh\n"])
+    assert json.loads(path.read_text())["metadata"]["kernelspec"]["name"] == "python"
