@@ -28,6 +28,7 @@ from ganymede.execute.model import RunEvent, RunOutcome, RunRequest, RunStatus
 from ganymede.execute.outputs import CellOutputs, DisplayRegistry
 from ganymede.execute.parameters import has_tag, inject_parameters, papermill_metadata
 from ganymede.execute.parameters_cell import parameter_warnings
+from ganymede.execute.replies import clean_stop
 from ganymede.execute.widgets import WidgetStates, deliver, with_widget_state
 from ganymede.kernel import PARAMS_VARIABLE
 from ganymede.notebook.provenance import run_stamp
@@ -252,6 +253,13 @@ async def _execute_cells(
         if reply.get("execution_count") is not None:
             cell["execution_count"] = reply["execution_count"]
         emit(RunEvent("cell", request, len(cells), cell_index=index))
+        stop = clean_stop(reply)
+        if stop is not None:
+            plan.warnings.append(
+                f"{request.path}: {_cell_name(index, cell)} stopped the run with {stop}; "
+                "later cells were not run"
+            )
+            return "ok", None
         if reply.get("status") == "error":
             failure = {
                 **where,

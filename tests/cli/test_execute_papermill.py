@@ -169,3 +169,33 @@ def test_a_kernelspec_named_python_runs_on_the_native_kernel(tmp_path: Path) -> 
     [cell] = json.loads(path.read_text())["cells"]
     assert cell["outputs"][0]["text"] in ("fresh\n", ["fresh\n"])
     assert json.loads(path.read_text())["metadata"]["kernelspec"]["name"] == "python"
+
+
+def test_sys_exit_0_stops_cleanly_as_papermill_does(tmp_path: Path) -> None:
+    path = write_notebook(
+        tmp_path / "nb.ipynb",
+        code("print('ran')"),
+        code("import sys\nsys.exit(0)"),
+        code("print('never')"),
+    )
+    done = ganymede("nb.ipynb", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "cell 1 (id cell-1) stopped the run with SystemExit(0)" in done.stderr
+    first, second, third = json.loads(path.read_text())["cells"]
+    assert first["outputs"][0]["text"] in ("ran\n", ["ran\n"])
+    assert "SystemExit" in [output.get("ename") for output in second["outputs"]]
+    assert third["outputs"] == [] and third["execution_count"] is None
+    theirs = papermill("nb.ipynb", "theirs.ipynb", cwd=tmp_path)
+    assert theirs.returncode == 0, theirs.stderr
+    assert json.loads((tmp_path / "theirs.ipynb").read_text())["cells"][2]["outputs"] == []
+
+
+def test_exit_and_a_nonzero_sys_exit(tmp_path: Path) -> None:
+    write_notebook(tmp_path / "quit.ipynb", code("exit()"), code("print('never')"))
+    stopped = ganymede("quit.ipynb", cwd=tmp_path)
+    assert stopped.returncode == 0, stopped.stderr
+    assert json.loads((tmp_path / "quit.ipynb").read_text())["cells"][1]["outputs"] == []
+    write_notebook(tmp_path / "fail.ipynb", code("import sys\nsys.exit(3)"))
+    failed = ganymede("fail.ipynb", cwd=tmp_path)
+    assert failed.returncode == 1
+    assert "raised SystemExit: 3" in failed.stderr
