@@ -14,10 +14,13 @@ from ganymede.cli.output import EXIT_USAGE, fail, wants_color, warn
 if TYPE_CHECKING:
     from ganymede.config import HostConfig
     from ganymede.execute import RunEvent, RunOutcome, RunRequest
+    from ganymede.execute.autosave import Autosave
+    from ganymede.execute.model import NotebookSave
     from ganymede.grant import Grant
 
 COMMAND = "ganymede execute"
 EXIT_CODES = {"ok": 0, "error": 1, "timeout": 3, "dead": 4, "invalid": 5}
+AUTOSAVE_EVERY = 10.0
 
 
 def command(
@@ -77,6 +80,20 @@ def command(
     no_save: Annotated[
         bool, typer.Option("--no-save", help="Write no notebook; only report.")
     ] = False,
+    no_autosave: Annotated[
+        bool,
+        typer.Option(
+            "--no-autosave", help="Write the notebook only at the end, not after each cell."
+        ),
+    ] = False,
+    autosave_every: Annotated[
+        float,
+        typer.Option(
+            "--autosave-every",
+            metavar="S",
+            help="While a cell prints, save at most every S seconds (0: only after each cell).",
+        ),
+    ] = AUTOSAVE_EVERY,
     kernel: Annotated[
         str | None,
         typer.Option(
@@ -144,6 +161,12 @@ def command(
 
     argv = (ctx.obj or {}).get("argv", sys.argv[1:])
     _check_usage(notebooks, output, no_save, as_json, jobs, timeout, startup_timeout)
+    if autosave_every < 0:
+        fail(
+            f"--autosave-every must be 0 or more seconds, got {autosave_every:g}",
+            EXIT_USAGE,
+            COMMAND,
+        )
     try:
         loaded = load_config(config, Path.cwd())
         settings = loaded.execute
@@ -171,16 +194,40 @@ def command(
     from ganymede.execute.host_runs import ExecuteHost
 
     host = ExecuteHost(Path.cwd(), host_defaults)
+    autosaves: list[Autosave] = []
     for request in requests:
         request.host = host.attach_for(request.path)
+        if not (no_save or no_autosave or output == "-"):
+            request.autosave = _autosave(request, output, autosaves)
+            request.autosave_every = autosave_every or None
     progress = _Progress(len(requests))
+
+    async def run_all() -> list[RunOutcome]:
+        try:
+            return await run_notebooks(requests, jobs=jobs, on_event=progress.event)
+        finally:  # the final writes must not race a save still under way
+            await asyncio.gather(*(autosave.aclose() for autosave in autosaves))
+
     try:
         with progress:
-            outcomes = asyncio.run(run_notebooks(requests, jobs=jobs, on_event=progress.event))
+            outcomes = asyncio.run(run_all())
     finally:
         host.close()
+    for autosave in autosaves:
+        if autosave.failure is not None:
+            failure = autosave.failure
+            warn(f"{autosave.target}: could not save while running: {failure.strerror or failure}")
     code = _report(notebooks, outcomes, invalid, output=output, no_save=no_save, as_json=as_json)
     raise typer.Exit(code)
+
+
+def _autosave(request: RunRequest, output: str | None, autosaves: list[Autosave]) -> NotebookSave:
+    """The request's autosave, to where its notebook will be written; kept in ``autosaves``."""
+    from ganymede.execute.autosave import Autosave
+
+    autosave = Autosave(_target(request.path, output))
+    autosaves.append(autosave)
+    return autosave.save
 
 
 def _check_usage(
@@ -320,11 +367,7 @@ def _write(outcome: RunOutcome, output: str | None) -> str | None:
         sys.stdout.write(text)
         sys.stdout.flush()
         return "-"
-    target = outcome.request.path
-    if output is not None:
-        target = Path(output)
-        if target.is_dir():
-            target = target / outcome.request.path.name
+    target = _target(outcome.request.path, output)
     try:
         atomic_write(target, text.encode("utf-8"))
     except OSError as error:
@@ -333,6 +376,14 @@ def _write(outcome: RunOutcome, output: str | None) -> str | None:
         )
         return None
     return str(target)
+
+
+def _target(path: Path, output: str | None) -> Path:
+    """Where the notebook read from ``path`` is written: in place, or ``-o``'s file or directory."""
+    if output is None:
+        return path
+    target = Path(output)
+    return target / path.name if target.is_dir() else target
 
 
 def _print_failure(outcome: RunOutcome) -> None:

@@ -10,6 +10,8 @@ from typing import Any, Literal
 
 RunStatus = Literal["ok", "error", "timeout", "dead"]
 EventKind = Literal["started", "cell", "finished"]
+NotebookSave = Callable[[dict[str, Any]], None]
+"""Saves the notebook as it stands mid-run (``Autosave.save``); must not change it."""
 HostAttach = Callable[[Any, str], AbstractAsyncContextManager[object]]
 """Answers a run kernel's host calls: given its kernel manager and an id for it, a context
 entered once the kernel is up and left before it is killed."""
@@ -41,6 +43,11 @@ class RunRequest:
     """Add the papermill-compatible injected-parameters cell (Python kernels only)."""
     host: HostAttach | None = None
     """Gives the kernel a host comm for the span of its cells; None: no host comm."""
+    autosave: NotebookSave | None = None
+    """Called with the notebook after each executed cell, so a killed run leaves those cells
+    written; None: the notebook exists only in the outcome."""
+    autosave_every: float | None = None
+    """Seconds between saves while one cell runs and prints; None: only after each cell."""
 
 
 @dataclass

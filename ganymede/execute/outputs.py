@@ -104,6 +104,14 @@ class _OpenStream:
         open_line = apply_terminal_controls("".join(self._open_line))
         self.output["text"] = "".join(self._settled) + open_line
 
+    def settle(self) -> None:
+        """Write the text so far into the output, leaving the stream open (for a save mid-cell).
+
+        The settled pieces are joined into one, so settling every few seconds stays linear.
+        """
+        self._settled = ["".join(self._settled)]
+        self.close()
+
 
 class DisplayRegistry:
     """Every output of a run that carries a display id, so an update can rewrite all of them.
@@ -221,6 +229,11 @@ class CellOutputs:
         if self._stream is not None:
             self._stream.close()
             self._stream = None
+
+    def settle(self) -> None:
+        """Bring the outputs up to date for a save while the cell still runs."""
+        if self._stream is not None:
+            self._stream.settle()
 
     def set_execution_count(self, count: int) -> None:
         self.execution_count = count

@@ -13,7 +13,7 @@ import copy
 import json
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -23,7 +23,7 @@ from typing import Any
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 
 from ganymede.errors import KernelDied, RunTimeout, UsageError
-from ganymede.execute.kernel import Kernel, KernelLaunch, resolved_kernel_name
+from ganymede.execute.kernel import IopubHandler, Kernel, KernelLaunch, resolved_kernel_name
 from ganymede.execute.model import RunEvent, RunOutcome, RunRequest, RunStatus
 from ganymede.execute.outputs import CellOutputs, DisplayRegistry
 from ganymede.execute.parameters import has_tag, inject_parameters, papermill_metadata
@@ -220,10 +220,13 @@ async def _execute_cells(
         may_raise = request.allow_errors or has_tag(cell, RAISES_EXCEPTION_TAG)
         where = {"cell_index": index, "cell_id": cell.get("id")}
         collector = CellOutputs(cell["outputs"], displays)
+        on_iopub = partial(deliver, widgets=widgets, cell=collector)
         try:
             executed = await kernel.execute(
                 source,
-                partial(deliver, widgets=widgets, cell=collector),
+                _autosaving(plan, collector, on_iopub)
+                if request.autosave is not None and request.autosave_every
+                else on_iopub,
                 timeout=request.timeout,
                 stop_on_error=not may_raise,
                 interrupt_on_timeout=request.interrupt_on_timeout,
@@ -252,6 +255,8 @@ async def _execute_cells(
             )
         if reply.get("execution_count") is not None:
             cell["execution_count"] = reply["execution_count"]
+        if request.autosave is not None:
+            request.autosave(plan.notebook)
         emit(RunEvent("cell", request, len(cells), cell_index=index))
         stop = clean_stop(reply)
         if stop is not None:
@@ -275,6 +280,26 @@ async def _execute_cells(
                     f"{failure['ename']}: {failure['evalue']} (errors allowed)"
                 )
     return "ok", None
+
+
+def _autosaving(plan: _Plan, collector: CellOutputs, on_iopub: IopubHandler) -> IopubHandler:
+    """``on_iopub``, also saving the notebook when a long cell has printed for
+    ``autosave_every`` seconds since the last save (a silent cell has nothing new to save)."""
+    request = plan.request
+    assert request.autosave is not None and request.autosave_every is not None
+    save, every = request.autosave, request.autosave_every
+    last_save = time.monotonic()
+
+    def handle(message: Mapping[str, Any]) -> None:
+        nonlocal last_save
+        on_iopub(message)
+        now = time.monotonic()
+        if now - last_save >= every:
+            collector.settle()
+            save(plan.notebook)
+            last_save = now
+
+    return handle
 
 
 def _outcome(

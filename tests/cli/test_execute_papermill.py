@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import base64
 import json
+import signal
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -199,3 +202,87 @@ def test_exit_and_a_nonzero_sys_exit(tmp_path: Path) -> None:
     failed = ganymede("fail.ipynb", cwd=tmp_path)
     assert failed.returncode == 1
     assert "raised SystemExit: 3" in failed.stderr
+
+
+def run_until_saved(
+    tmp_path: Path, done_when: Callable[[list[dict[str, Any]]], bool], *args: str
+) -> list[dict[str, Any]]:
+    """Start ``ganymede execute nb.ipynb``, wait until the file on disk satisfies ``done_when``,
+    SIGKILL the process, and return the cells the file holds then."""
+    path = tmp_path / "nb.ipynb"
+    before = path.read_text()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ganymede", "execute", "nb.ipynb", *args],
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and process.poll() is None:
+            text = path.read_text()
+            if text != before and done_when(json.loads(text)["cells"]):
+                break
+            time.sleep(0.05)
+        assert process.poll() is None, process.communicate()[1]
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate()
+    notebook = json.loads(path.read_text())  # whole: every save was atomic
+    return notebook["cells"]
+
+
+def test_a_killed_run_leaves_the_cells_it_finished(tmp_path: Path) -> None:
+    write_notebook(
+        tmp_path / "nb.ipynb",
+        code("print('one')"),
+        code("print('two')"),
+        code("import time\ntime.sleep(60)"),
+        code("print('never')"),
+    )
+
+    def second_cell_saved(cells: list[dict[str, Any]]) -> bool:
+        return bool(cells[1]["outputs"])
+
+    cells = run_until_saved(tmp_path, second_cell_saved)
+    assert [cell["execution_count"] for cell in cells] == [1, 2, None, None]
+    assert [texts(cell) for cell in cells] == [["one\n"], ["two\n"], [], []]
+
+
+def test_a_long_cell_is_saved_while_it_prints(tmp_path: Path) -> None:
+    write_notebook(
+        tmp_path / "nb.ipynb",
+        code(
+            "import time\n"
+            "for n in range(3000):\n"
+            "    print('tick', n, flush=True)\n"
+            "    time.sleep(0.02)"
+        ),
+    )
+
+    def ticks_saved(cells: list[dict[str, Any]]) -> bool:
+        return "tick 1\n" in "".join(texts(cells[0]))
+
+    [cell] = run_until_saved(tmp_path, ticks_saved, "--autosave-every", "0.2")
+    [printed] = texts(cell)
+    assert printed.startswith("tick 0\ntick 1\n")
+
+
+def test_no_autosave_writes_only_at_the_end(tmp_path: Path) -> None:
+    path = write_notebook(tmp_path / "nb.ipynb", code("print('one')"), code("print('two')"))
+    done = ganymede("nb.ipynb", "--no-autosave", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert [texts(cell) for cell in json.loads(path.read_text())["cells"]] == [["one\n"], ["two\n"]]
+
+
+def texts(cell: dict[str, Any]) -> list[str]:
+    """The text of each stream output of a cell, joined as nbformat splits it."""
+    return [
+        "".join(output["text"]) if isinstance(output["text"], list) else output["text"]
+        for output in cell["outputs"]
+        if output["output_type"] == "stream"
+    ]
