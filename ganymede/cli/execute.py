@@ -12,6 +12,7 @@ import typer
 from ganymede.cli.output import EXIT_USAGE, fail, wants_color, warn
 
 if TYPE_CHECKING:
+    from ganymede.cli.output_log import LinePrefixer
     from ganymede.config import HostConfig
     from ganymede.execute import RunEvent, RunOutcome, RunRequest
     from ganymede.execute.autosave import Autosave
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 COMMAND = "ganymede execute"
 EXIT_CODES = {"ok": 0, "error": 1, "timeout": 3, "dead": 4, "invalid": 5}
 AUTOSAVE_EVERY = 10.0
+STDIN = Path("-")
 
 
 def command(
@@ -136,6 +138,14 @@ def command(
     no_inject: Annotated[
         bool, typer.Option("--no-inject", help="Don't add an injected-parameters cell.")
     ] = False,
+    prepare_only: Annotated[
+        bool,
+        typer.Option("--prepare-only", help="Inject the parameters and write; run nothing."),
+    ] = False,
+    log_output: Annotated[
+        bool,
+        typer.Option("--log-output", help="Stream the cells' outputs to stderr as they arrive."),
+    ] = False,
     config: Annotated[
         Path | None,
         typer.Option("--config", metavar="PATH", help="Config file (default: ./ganymede.toml)."),
@@ -153,14 +163,13 @@ def command(
 
     Exit codes: 0 ok, 1 a cell raised, 2 usage, 3 timeout, 4 kernel died, 5 notebook invalid.
     """
-    import asyncio
-
     from ganymede.cli.params import build_params, flags_in_order
     from ganymede.config import load_config
     from ganymede.errors import GanymedeError
 
     argv = (ctx.obj or {}).get("argv", sys.argv[1:])
     _check_usage(notebooks, output, no_save, as_json, jobs, timeout, startup_timeout)
+    output = _output_for_stdin(notebooks, output, no_save, as_json)
     if autosave_every < 0:
         fail(
             f"--autosave-every must be 0 or more seconds, got {autosave_every:g}",
@@ -190,6 +199,45 @@ def command(
         allow_errors=allow_errors,
         inject=not no_inject,
     )
+    if prepare_only:
+        from ganymede.execute import prepare_notebooks
+
+        outcomes = prepare_notebooks(requests)
+    else:
+        outcomes = _run(
+            requests,
+            jobs=jobs,
+            host_defaults=host_defaults,
+            output=output,
+            autosave=not (no_save or no_autosave or output == "-"),
+            autosave_every=autosave_every,
+            log_output=log_output,
+        )
+    code = _report(
+        notebooks,
+        outcomes,
+        invalid,
+        output=output,
+        no_save=no_save,
+        as_json=as_json,
+        prepared=prepare_only,
+    )
+    raise typer.Exit(code)
+
+
+def _run(
+    requests: list[RunRequest],
+    *,
+    jobs: int,
+    host_defaults: Grant,
+    output: str | None,
+    autosave: bool,
+    autosave_every: float,
+    log_output: bool,
+) -> list[RunOutcome]:
+    """Run the requests, answering their host calls and saving each notebook as it runs."""
+    import asyncio
+
     from ganymede.execute import run_notebooks
     from ganymede.execute.host_runs import ExecuteHost
 
@@ -197,10 +245,10 @@ def command(
     autosaves: list[Autosave] = []
     for request in requests:
         request.host = host.attach_for(request.path)
-        if not (no_save or no_autosave or output == "-"):
+        if autosave:
             request.autosave = _autosave(request, output, autosaves)
             request.autosave_every = autosave_every or None
-    progress = _Progress(len(requests))
+    progress = _Progress(len(requests), log_output=log_output)
 
     async def run_all() -> list[RunOutcome]:
         try:
@@ -213,12 +261,33 @@ def command(
             outcomes = asyncio.run(run_all())
     finally:
         host.close()
-    for autosave in autosaves:
-        if autosave.failure is not None:
-            failure = autosave.failure
-            warn(f"{autosave.target}: could not save while running: {failure.strerror or failure}")
-    code = _report(notebooks, outcomes, invalid, output=output, no_save=no_save, as_json=as_json)
-    raise typer.Exit(code)
+    for saver in autosaves:
+        if saver.failure is not None:
+            failure = saver.failure
+            warn(f"{saver.target}: could not save while running: {failure.strerror or failure}")
+    return outcomes
+
+
+def _output_for_stdin(
+    notebooks: list[Path], output: str | None, no_save: bool, as_json: bool
+) -> str | None:
+    """``-o`` as given, or ``-`` when the notebook comes from stdin (it has no file to go back
+    to, so it goes to stdout, as papermill's does)."""
+    if STDIN not in notebooks:
+        return output
+    if len(notebooks) > 1:
+        fail("input - reads one notebook from stdin; give it alone", EXIT_USAGE, COMMAND)
+    if output is not None and output != "-" and Path(output).is_dir():
+        fail(f"input - has no name to write into -o {output}: give a file", EXIT_USAGE, COMMAND)
+    if output is None and not no_save:
+        if as_json:
+            fail(
+                "input - goes to stdout, as --json does: give -o PATH or --no-save",
+                EXIT_USAGE,
+                COMMAND,
+            )
+        return "-"
+    return output
 
 
 def _autosave(request: RunRequest, output: str | None, autosaves: list[Autosave]) -> NotebookSave:
@@ -279,7 +348,8 @@ def _load_requests(
     invalid: dict[Path, str] = {}
     for path in notebooks:
         try:
-            notebook = parse_notebook(path.read_bytes(), str(path))
+            content = sys.stdin.buffer.read() if path == STDIN else path.read_bytes()
+            notebook = parse_notebook(content, str(path))
         except OSError as error:
             invalid[path] = f"{path}: cannot read: {error.strerror or error}"
             continue
@@ -298,8 +368,12 @@ def _report(
     output: str | None,
     no_save: bool,
     as_json: bool,
+    prepared: bool,
 ) -> int:
-    """Write notebooks, print results and errors; the exit code of the first failed notebook."""
+    """Write notebooks, print results and errors; the exit code of the first failed notebook.
+
+    A notebook is written when its cells ran, or when it was prepared to run; never when its
+    kernel could not start, so the file keeps what it had."""
     by_path = {outcome.request.path: outcome for outcome in outcomes}
     lines: list[dict[str, Any]] = []
     code = 0
@@ -316,8 +390,9 @@ def _report(
         if outcome.status != "ok":
             _print_failure(outcome)
             code = code or EXIT_CODES[outcome.status]
-        written = _write(outcome, output) if outcome.ran and not no_save else None
-        if written is None and outcome.ran and not no_save:
+        writable = outcome.ran or (prepared and outcome.status == "ok")
+        written = _write(outcome, output) if writable and not no_save else None
+        if written is None and writable and not no_save:
             code = code or EXIT_CODES["invalid"]
         lines.append(
             _json_line(
@@ -429,11 +504,16 @@ def _print_results(lines: list[dict[str, Any]]) -> None:
 class _Progress:
     """A bar per notebook on a terminal; plain lines on stderr otherwise."""
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, *, log_output: bool = False) -> None:
         self.total = total
         self.done = 0
         self.bar: Any = None
         self.tasks: dict[Path, Any] = {}
+        self.log: LinePrefixer | None = None
+        if log_output:
+            from ganymede.cli.output_log import LinePrefixer
+
+            self.log = LinePrefixer()
 
     def __enter__(self) -> _Progress:
         if sys.stderr.isatty() and self.total:
@@ -456,6 +536,8 @@ class _Progress:
 
     def event(self, event: RunEvent) -> None:
         path = event.request.path
+        if self.log is not None:
+            self._log(event)
         if self.bar is not None:
             if event.kind == "started":
                 self.tasks[path] = self.bar.add_task(str(path), total=event.cell_count)
@@ -473,3 +555,22 @@ class _Progress:
                 f"[{self.done}/{self.total}] {path}: {outcome.status} in {outcome.duration:.2f} s"
             )
             print(line, file=sys.stderr)
+
+    def _log(self, event: RunEvent) -> None:
+        """``--log-output``: the outputs as they arrive; each line marked with its notebook
+        when several run."""
+        from ganymede.cli.output_log import message_text
+
+        assert self.log is not None
+        source = str(event.request.path)
+        text = ""
+        if event.kind == "output" and event.output is not None:
+            msg_type, content = event.output
+            text = message_text(msg_type, content, color=wants_color(sys.stderr))
+            if self.total > 1:
+                text = self.log.feed(source, text)
+        elif event.kind in ("cell", "finished") and self.total > 1:
+            text = self.log.flush(source)
+        if text:
+            sys.stderr.write(text)
+            sys.stderr.flush()

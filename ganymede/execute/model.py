@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 RunStatus = Literal["ok", "error", "timeout", "dead"]
-EventKind = Literal["started", "cell", "finished"]
+EventKind = Literal["started", "output", "cell", "finished"]
 NotebookSave = Callable[[dict[str, Any]], None]
 """Saves the notebook as it stands mid-run (``Autosave.save``); must not change it."""
 HostAttach = Callable[[Any, str], AbstractAsyncContextManager[object]]
@@ -72,10 +72,12 @@ class RunOutcome:
 class RunEvent:
     """Progress of one run, for a progress bar or log lines.
 
-    ``started`` when the notebook begins (its kernel may still be warming); ``cell`` after each
-    executed cell, ``cell_index`` being its index in ``notebook["cells"]`` of the executed
-    notebook (of ``cell_count`` cells, the injected cell included); ``finished`` when the
-    outcome is ready, before its kernel is cleaned up.
+    ``started`` when the notebook begins (its kernel may still be warming); ``output`` for each
+    iopub message a cell's execution sends (``output`` is its type and content, already applied
+    to the cell's outputs), as it arrives; ``cell`` after each executed cell. ``cell_index`` is
+    the cell's index in ``notebook["cells"]`` of the executed notebook (of ``cell_count``
+    cells, the injected cell included). ``finished`` when the outcome is ready, before its
+    kernel is cleaned up.
     """
 
     kind: EventKind
@@ -83,3 +85,4 @@ class RunEvent:
     cell_count: int
     cell_index: int | None = None
     outcome: RunOutcome | None = None
+    output: tuple[str, Mapping[str, Any]] | None = None

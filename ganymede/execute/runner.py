@@ -102,6 +102,34 @@ async def run_notebooks(
         await asyncio.shield(asyncio.gather(*cleanups, return_exceptions=True))
 
 
+def prepare_notebooks(requests: list[RunRequest]) -> list[RunOutcome]:
+    """Each notebook as its run would start, run on no kernel: parameters injected, outputs of
+    an earlier run cleared (papermill's ``--prepare-only``).
+
+    Status ``ok`` with ``ran`` False; ``dead`` when the kernel is unknown, since which kernel
+    runs the notebook decides whether parameters are injected.
+    """
+    specs = KernelSpecManager()
+    outcomes = []
+    for request in requests:
+        plan = _plan(request, specs)
+        status: RunStatus = "ok" if plan.launch is not None else "dead"
+        error = None if plan.failure is None else {"message": plan.failure}
+        outcomes.append(
+            RunOutcome(
+                request=request,
+                status=status,
+                notebook=plan.notebook,
+                results={},
+                error=error,
+                duration=0.0,
+                warnings=plan.warnings,
+                ran=False,
+            )
+        )
+    return outcomes
+
+
 async def _dispose(starting: asyncio.Future[Kernel]) -> None:
     """Kill the kernel of a finished run; a start still under way is cancelled (it cleans up)."""
     starting.cancel()
@@ -224,9 +252,7 @@ async def _execute_cells(
         try:
             executed = await kernel.execute(
                 source,
-                _autosaving(plan, collector, on_iopub)
-                if request.autosave is not None and request.autosave_every
-                else on_iopub,
+                _iopub_handler(plan, collector, on_iopub, index, emit),
                 timeout=request.timeout,
                 stop_on_error=not may_raise,
                 interrupt_on_timeout=request.interrupt_on_timeout,
@@ -282,22 +308,28 @@ async def _execute_cells(
     return "ok", None
 
 
-def _autosaving(plan: _Plan, collector: CellOutputs, on_iopub: IopubHandler) -> IopubHandler:
-    """``on_iopub``, also saving the notebook when a long cell has printed for
-    ``autosave_every`` seconds since the last save (a silent cell has nothing new to save)."""
+def _iopub_handler(
+    plan: _Plan, collector: CellOutputs, on_iopub: IopubHandler, index: int, emit: EventHandler
+) -> IopubHandler:
+    """``on_iopub``, then an ``output`` event; also saves the notebook when a long cell has
+    printed for ``autosave_every`` seconds since the last save (a silent cell has nothing new
+    to save)."""
     request = plan.request
-    assert request.autosave is not None and request.autosave_every is not None
+    cell_count = len(plan.notebook.get("cells", []))
     save, every = request.autosave, request.autosave_every
     last_save = time.monotonic()
 
     def handle(message: Mapping[str, Any]) -> None:
         nonlocal last_save
         on_iopub(message)
-        now = time.monotonic()
-        if now - last_save >= every:
-            collector.settle()
-            save(plan.notebook)
-            last_save = now
+        msg_type, content = message["msg_type"], message.get("content", {})
+        emit(RunEvent("output", request, cell_count, cell_index=index, output=(msg_type, content)))
+        if save is not None and every:
+            now = time.monotonic()
+            if now - last_save >= every:
+                collector.settle()
+                save(plan.notebook)
+                last_save = now
 
     return handle
 

@@ -286,3 +286,59 @@ def texts(cell: dict[str, Any]) -> list[str]:
         for output in cell["outputs"]
         if output["output_type"] == "stream"
     ]
+
+
+def test_prepare_only_injects_and_writes_but_runs_nothing(tmp_path: Path) -> None:
+    path = write_notebook(
+        tmp_path / "nb.ipynb",
+        code("n = 0", "parameters"),
+        code("open('ran', 'w').close()\nprint(n)"),
+    )
+    done = ganymede("nb.ipynb", "--prepare-only", "-p", "n", "3", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert not (tmp_path / "ran").exists()
+    cells = json.loads(path.read_text())["cells"]
+    assert [cell["metadata"].get("tags") for cell in cells] == [
+        ["parameters"],
+        ["injected-parameters"],
+        None,
+    ]
+    assert cells[1]["source"] in ("# Parameters\nn = 3\n", ["# Parameters\n", "n = 3\n"])
+    assert all(cell["outputs"] == [] for cell in cells)
+    assert json.loads(path.read_text())["metadata"]["papermill"] == {"parameters": {"n": 3}}
+
+
+def test_a_notebook_from_stdin_goes_to_stdout_or_to_o(tmp_path: Path) -> None:
+    source = write_notebook(tmp_path / "nb.ipynb", code("print('piped')")).read_text()
+
+    def piped(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "ganymede", "execute", "-", *args],
+            input=source,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=90,
+        )
+
+    to_stdout = piped()
+    assert to_stdout.returncode == 0, to_stdout.stderr
+    assert json.loads(to_stdout.stdout)["cells"][0]["outputs"][0]["text"] == ["piped\n"]
+    to_file = piped("-o", "out.ipynb")
+    assert to_file.returncode == 0, to_file.stderr
+    assert json.loads((tmp_path / "out.ipynb").read_text())["cells"][0]["outputs"]
+    with_json = piped("--json")
+    assert with_json.returncode == 2
+    assert "input - goes to stdout, as --json does" in with_json.stderr
+
+
+def test_log_output_streams_outputs_to_stderr(tmp_path: Path) -> None:
+    write_notebook(tmp_path / "a.ipynb", code("print('from a')"), code("6 * 7"))
+    write_notebook(tmp_path / "b.ipynb", code("print('from b', end='')"))
+    one = ganymede("a.ipynb", "--log-output", cwd=tmp_path)
+    assert one.returncode == 0, one.stderr
+    assert "from a\n42\n" in one.stderr
+    both = ganymede("a.ipynb", "b.ipynb", "--log-output", "-j", "2", cwd=tmp_path)
+    assert both.returncode == 0, both.stderr
+    lines = both.stderr.splitlines()
+    assert {"a.ipynb: from a", "a.ipynb: 42", "b.ipynb: from b"} <= set(lines)

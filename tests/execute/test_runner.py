@@ -330,13 +330,22 @@ async def test_events_tell_the_progress(tmp_path: Path) -> None:
     nb = notebook("1", "2")
     nb["cells"].insert(1, nbformat.v4.new_markdown_cell("text"))
     outcome = await run_notebook(request(tmp_path, nb), on_event=events.append)
-    assert [(e.kind, e.cell_index, e.cell_count) for e in events] == [
+    progress = [event for event in events if event.kind != "output"]
+    assert [(e.kind, e.cell_index, e.cell_count) for e in progress] == [
         ("started", None, 3),
         ("cell", 0, 3),
         ("cell", 2, 3),
         ("finished", None, 3),
     ]
     assert events[-1].outcome is outcome
+    results = [
+        (event.cell_index, event.output[1]["data"]["text/plain"])
+        for event in events
+        if event.output is not None and event.output[0] == "execute_result"
+    ]
+    assert results == [(0, "1"), (2, "2")]
+    first_output = next(i for i, event in enumerate(events) if event.kind == "output")
+    assert events[first_output - 1].kind == "started"  # outputs arrive before their cell ends
 
 
 async def test_parallel_runs_overlap_and_leave_no_kernel_behind(
