@@ -29,7 +29,11 @@ def command(
     ctx: typer.Context,
     notebooks: Annotated[
         list[Path],
-        typer.Argument(metavar="NOTEBOOK", help="Notebooks to run.", show_default=False),
+        typer.Argument(
+            metavar="NOTEBOOK",
+            help="Notebooks to run (- reads one from stdin).",
+            show_default=False,
+        ),
     ],
     param: Annotated[
         list[str] | None,
@@ -161,7 +165,8 @@ def command(
 ) -> None:
     """Run notebooks headlessly: parameters in, named results out, the notebook written back.
 
-    Exit codes: 0 ok, 1 a cell raised, 2 usage, 3 timeout, 4 kernel died, 5 notebook invalid.
+    Exit codes: 0 ok, 1 a cell raised, 2 usage, 3 timeout, 4 kernel died or could not start,
+    5 notebook invalid.
     """
     from ganymede.cli.params import build_params, flags_in_order
     from ganymede.config import load_config
@@ -209,7 +214,7 @@ def command(
             jobs=jobs,
             host_defaults=host_defaults,
             output=output,
-            autosave=not (no_save or no_autosave or output == "-"),
+            autosaving=not (no_save or no_autosave or output == "-"),
             autosave_every=autosave_every,
             log_output=log_output,
         )
@@ -231,7 +236,7 @@ def _run(
     jobs: int,
     host_defaults: Grant,
     output: str | None,
-    autosave: bool,
+    autosaving: bool,
     autosave_every: float,
     log_output: bool,
 ) -> list[RunOutcome]:
@@ -245,7 +250,7 @@ def _run(
     autosaves: list[Autosave] = []
     for request in requests:
         request.host = host.attach_for(request.path)
-        if autosave:
+        if autosaving:
             request.autosave = _autosave(request, output, autosaves)
             request.autosave_every = autosave_every or None
     progress = _Progress(len(requests), log_output=log_output)
@@ -254,7 +259,7 @@ def _run(
         try:
             return await run_notebooks(requests, jobs=jobs, on_event=progress.event)
         finally:  # the final writes must not race a save still under way
-            await asyncio.gather(*(autosave.aclose() for autosave in autosaves))
+            await asyncio.gather(*(saver.aclose() for saver in autosaves))
 
     try:
         with progress:

@@ -218,6 +218,9 @@ def test_a_missing_notebook_exits_5(tmp_path: Path) -> None:
         (["-o", "-", "--json"], "-o - and --json both write to stdout"),
         (["--no-save", "-o", "x.ipynb"], "--no-save and -o/--output exclude each other"),
         (["--cwd", "nowhere"], "--cwd nowhere: not a directory"),
+        (["--autosave-every", "-1"], "--autosave-every must be 0 or more seconds, got -1"),
+        (["-"], "input - reads one notebook from stdin; give it alone"),
+        (["-p", "n", "2", "-y", "[1]"], "-y: expected an object of parameters"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
