@@ -19,14 +19,23 @@ RANDOM_PART = 8  # tempfile.mkstemp's random characters
 RANDOM_CHARACTERS = frozenset(string.ascii_lowercase + string.digits + "_")
 
 
-def atomic_write(path: Path, data: bytes, still_current: Callable[[], bool] = lambda: True) -> bool:
+def atomic_write(
+    path: Path,
+    data: bytes,
+    still_current: Callable[[], bool] = lambda: True,
+    *,
+    durable: bool = True,
+) -> bool:
     """Write ``data`` to ``path`` via a synced temporary file beside it, then rename.
 
     The file keeps its permission bits; a full disk or any other failure leaves ``path`` untouched
     and removes the temporary file. ``still_current`` is asked just before the rename, once the
     slow part (writing and syncing) is done, whether ``path`` is still what the caller last saw:
     if not, nothing is written and the result is False, so another program's write landing
-    during the save is never overwritten unseen.
+    during the save is never overwritten unseen. ``durable=False`` skips the syncs: the rename
+    still means a killed process leaves the old file or the new one, but a power cut may not;
+    for saves a later durable write supersedes, where a sync per save would cost more than it
+    keeps.
     """
     directory = path.parent
     try:
@@ -40,7 +49,8 @@ def atomic_write(path: Path, data: bytes, still_current: Callable[[], bool] = la
         with os.fdopen(fd, "wb") as handle:  # the lock holds until the rename: "still writing"
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
             os.fchmod(handle.fileno(), mode)
             if not still_current():
                 os.unlink(temporary)
@@ -50,6 +60,8 @@ def atomic_write(path: Path, data: bytes, still_current: Callable[[], bool] = la
         with contextlib.suppress(FileNotFoundError):
             os.unlink(temporary)
         raise
+    if not durable:
+        return True
     with contextlib.suppress(OSError):
         dir_fd = os.open(directory, os.O_RDONLY)
         try:
