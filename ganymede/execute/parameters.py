@@ -92,9 +92,10 @@ def papermill_metadata(metadata: Mapping[str, Any], params: Mapping[str, Any]) -
     """Notebook metadata with ``papermill.parameters`` set to this run's parameters.
 
     The whole ``papermill`` section is replaced: what a previous papermill run recorded there
-    (its times, its exception) described outputs this run clears.
+    (its times, its exception) described outputs this run clears. Only that key changes, so
+    the rest of the metadata (widget state can be large) is shared, not copied.
     """
-    updated = copy.deepcopy(dict(metadata))
+    updated = dict(metadata)
     updated["papermill"] = {"parameters": copy.deepcopy(dict(params))}
     return updated
 
