@@ -3,7 +3,10 @@
 Every figure is a whole process (start-up, imports, kernel, cells, write), as a CI job pays it.
 Runs are interleaved so a busy machine slows every tool alike. Usage:
 
-    .venv/bin/python bench/execute.py [--repeat 7] [--notebooks 10] [--jobs 2]
+    .venv/bin/python bench/execute.py [--repeat 7] [--notebooks 10] [--jobs 2] [--cells 3]
+
+``--cells N`` makes the single notebook N cells long (the trivial three, repeated), which shows
+what each cell costs beyond start-up, such as saving the notebook after every cell.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ BIN = Path(sys.executable).parent
 TRIVIAL_CELLS = ["x = 1", "y = x + 1", "print(y)"]
 
 
-def write_notebook(path: Path, index: int = 0) -> Path:
+def write_notebook(path: Path, index: int = 0, count: int = len(TRIVIAL_CELLS)) -> Path:
+    sources = [TRIVIAL_CELLS[n % len(TRIVIAL_CELLS)] for n in range(count)]
     cells = [
         {
             "cell_type": "code",
@@ -32,7 +36,7 @@ def write_notebook(path: Path, index: int = 0) -> Path:
             "outputs": [],
             "source": source,
         }
-        for n, source in enumerate(TRIVIAL_CELLS)
+        for n, source in enumerate(sources)
     ]
     notebook = {
         "cells": cells,
@@ -68,11 +72,12 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--notebooks", type=int, default=10)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--cells", type=int, default=len(TRIVIAL_CELLS))
     options = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as scratch:
         work = Path(scratch)
-        single = write_notebook(work / "trivial.ipynb")
+        single = write_notebook(work / "single.ipynb", count=options.cells)
         many = [write_notebook(work / f"nb{n}.ipynb", n) for n in range(options.notebooks)]
         ganymede = str(BIN / "ganymede")
         papermill = str(BIN / "papermill")
@@ -103,7 +108,7 @@ def main() -> None:
             },
         )
 
-    print(f"trivial 3-cell notebook, whole process, median of {options.repeat}:")
+    print(f"trivial {options.cells}-cell notebook, whole process, median of {options.repeat}:")
     for name, seconds in one.items():
         print(f"  {name:<34} {seconds:6.3f} s")
     print(f"  ratio ganymede / papermill        {one['ganymede execute'] / one['papermill']:6.2f}")
