@@ -6,7 +6,8 @@ Runs are interleaved so a busy machine slows every tool alike. Usage:
     .venv/bin/python bench/execute.py [--repeat 7] [--notebooks 10] [--jobs 2] [--cells 3]
 
 ``--cells N`` makes the single notebook N cells long (the trivial three, repeated), which shows
-what each cell costs beyond start-up, such as saving the notebook after every cell.
+what each cell costs beyond start-up; ``--no-autosave`` beside the default shows what saving the
+notebook after every cell costs.
 """
 
 from __future__ import annotations
@@ -87,6 +88,9 @@ def main() -> None:
             options.repeat,
             {
                 "ganymede execute": lambda: timed([ganymede, "execute", single.name], work),
+                "ganymede execute --no-autosave": lambda: timed(
+                    [ganymede, "execute", "--no-autosave", single.name], work
+                ),
                 "papermill": lambda: timed([papermill, single.name, "out.ipynb"], work),
                 "jupyter execute": lambda: timed(
                     [jupyter, "execute", "--inplace", single.name], work
@@ -114,6 +118,8 @@ def main() -> None:
     print(f"  ratio ganymede / papermill        {one['ganymede execute'] / one['papermill']:6.2f}")
     ratio_jupyter = one["ganymede execute"] / one["jupyter execute"]
     print(f"  ratio ganymede / jupyter execute  {ratio_jupyter:6.2f}")
+    ratio_saving = one["ganymede execute"] / one["ganymede execute --no-autosave"]
+    print(f"  ratio autosave on / off           {ratio_saving:6.2f}")
     print(f"{options.notebooks} trivial notebooks, whole run:")
     for name, seconds in batch.items():
         print(f"  {name:<34} {seconds:6.3f} s")
