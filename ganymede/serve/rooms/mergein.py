@@ -22,6 +22,7 @@ from pycrdt import Array, Map, Text
 from ganymede.errors import InvalidNotebook
 from ganymede.notebook.merge import Conflict, merge_notebooks, merge_text
 from ganymede.notebook.nbio import NBFORMAT_MAJOR
+from ganymede.notebook.threeway import Side, merge_keys, merge_sequences
 from ganymede.serve.rooms.document import DocumentKind, RoomDocument, content_roots
 from ganymede.serve.rooms.patch import (
     json_key,
@@ -30,7 +31,6 @@ from ganymede.serve.rooms.patch import (
     patch_notebook,
     patch_text,
 )
-from ganymede.serve.rooms.threeway import Side, merge_keys, merge_sequences
 
 TEXT_CONFLICT = Conflict(None, "text", "both changed the same lines; the file's lines win")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ganymede.serve.rooms.threeway import Side, merge_keys, merge_sequences
+from ganymede.notebook.threeway import Side, merge_keys, merge_sequences
 
 
 def merged(base: str, ours: str, theirs: str) -> tuple[str, bool]:
