@@ -3,9 +3,9 @@
 ``handlers`` speaks the wire contract of JupyterLab's collaboration frontend; ``manager`` opens
 and closes rooms: a ``presence`` room only relays who is there, a document ``room`` holds a
 ``document`` (the shared ydoc) loaded from its ``file`` and saved back by ``autosave``; other
-programs' changes to the file, noticed by the ``watcher``, are merged in (``mergein``;
-``threeway`` decides for document types known only through their registered ``jupyter_ydoc``
-class, a chat or a CAD model) and applied as small updates (``patch``); ``protocol`` and
+programs' changes to the file, noticed by the ``watcher``, are merged in (``mergein``, by
+``ganymede.notebook``'s merges, ``threeway`` for document types known only through their
+registered ``jupyter_ydoc`` class) and applied as small updates (``patch``); ``protocol`` and
 ``awareness`` are the pure frame and presence logic.
 """
 

@@ -3,12 +3,12 @@
 The room keeps ``base``, the bytes it last read from or wrote to its file. When the file holds
 something else, ``merge_file_change`` merges three ways (base, the room's document, the file)
 with the notebook's cell-by-cell rules or, for text files, line by line; a document of a
-registered type (a chat, a CAD model) is merged root by root (``threeway``): its file's versions
-are loaded into scratch documents of its class, and each map merges key by key, each array
-element by element, each text line by line. ``apply_merge`` then brings the document to the
-result with small updates, so clients typing meanwhile keep their cursors and keystrokes, and
-a client connected throughout never sees content doubled. The room does the I/O and decides
-what to save.
+registered type (a chat, a CAD model) is merged root by root (``ganymede.notebook.threeway``):
+its file's versions are loaded into scratch documents of its class, and each map merges key by
+key, each array element by element, each text line by line. ``apply_merge`` then brings the
+document to the result with small updates, so clients typing meanwhile keep their cursors and
+keystrokes, and a client connected throughout never sees content doubled. The room does the
+I/O and decides what to save.
 """
 
 from __future__ import annotations
