@@ -27,12 +27,18 @@ TRIVIAL_CELLS = ["x = 1", "y = x + 1", "print(y)"]
 
 
 def write_notebook(path: Path, index: int = 0, count: int = len(TRIVIAL_CELLS)) -> Path:
+    """``count`` trivial cells, their ids told apart by ``index`` across notebooks."""
     sources = [TRIVIAL_CELLS[n % len(TRIVIAL_CELLS)] for n in range(count)]
+    return write_code_notebook(path, sources, f"c{index}-")
+
+
+def write_code_notebook(path: Path, sources: list[str], id_prefix: str = "c") -> Path:
+    """A Python notebook of one code cell per source, as Jupyter writes it."""
     cells = [
         {
             "cell_type": "code",
             "execution_count": None,
-            "id": f"c{index}-{n}",
+            "id": f"{id_prefix}{n}",
             "metadata": {},
             "outputs": [],
             "source": source,

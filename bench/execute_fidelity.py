@@ -10,7 +10,6 @@ state), interleaved so a busy machine slows both alike. Usage:
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -18,6 +17,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from execute import write_code_notebook
 
 HERE = Path(__file__).resolve().parents[1]
 
@@ -33,26 +34,7 @@ def cell_source(n: int) -> str:
 
 
 def write_notebook(path: Path, cells: int) -> Path:
-    notebook = {
-        "cells": [
-            {
-                "cell_type": "code",
-                "execution_count": None,
-                "id": f"c{n}",
-                "metadata": {},
-                "outputs": [],
-                "source": cell_source(n),
-            }
-            for n in range(cells)
-        ],
-        "metadata": {
-            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}
-        },
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-    path.write_text(json.dumps(notebook, indent=1))
-    return path
+    return write_code_notebook(path, [cell_source(n) for n in range(cells)])
 
 
 def timed(tree: Path, notebook: Path) -> float:
