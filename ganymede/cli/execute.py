@@ -468,16 +468,10 @@ def _target(path: Path, output: str | None) -> Path:
 
 def _print_failure(outcome: RunOutcome) -> None:
     """The failing cell's index, id and traceback (plain text unless stderr is a terminal)."""
+    from ganymede.execute.failure import failure_headline
+
     error = outcome.error or {}
-    path = outcome.request.path
-    if "cell_index" in error:
-        where = f"cell {error['cell_index']} (id {error.get('cell_id') or '-'})"
-        if outcome.status == "error":
-            headline = f"{path}: {where} raised {error.get('ename')}: {error.get('evalue')}"
-        else:
-            headline = f"{path}: {where}: {error.get('message') or outcome.status}"
-    else:
-        headline = f"{path}: {error.get('message') or outcome.status}"
+    headline = failure_headline(outcome)
     print(f"{COMMAND}: error: {headline}", file=sys.stderr)
     traceback = "\n".join(error.get("traceback") or [])
     if traceback:

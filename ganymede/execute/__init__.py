@@ -5,9 +5,15 @@ notebook runs on a fresh kernel, with its parameters in ``GANYMEDE_PARAMS``.
 """
 
 from ganymede.execute.model import RunEvent, RunOutcome, RunRequest, RunStatus
-from ganymede.execute.runner import prepare_notebooks, run_notebook, run_notebooks
+from ganymede.execute.runner import (
+    NotebookQueue,
+    prepare_notebooks,
+    run_notebook,
+    run_notebooks,
+)
 
 __all__ = [
+    "NotebookQueue",
     "RunEvent",
     "RunOutcome",
     "RunRequest",

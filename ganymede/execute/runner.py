@@ -102,6 +102,78 @@ async def run_notebooks(
         await asyncio.shield(asyncio.gather(*cleanups, return_exceptions=True))
 
 
+class NotebookQueue:
+    """Runs notebooks one at a time as a caller hands them over, the next one's kernel warming.
+
+    For a caller that is given one notebook at a time but knows which comes next, as a pytest
+    session runs one item, reports it, then runs the next: ``run(request, then=following)``
+    starts the kernel of ``following`` while ``request`` runs, as ``run_notebooks`` does down a
+    list, and kills each finished kernel in the background. The queue lives on one event loop;
+    ``aclose`` on that loop kills every kernel still warming or being killed.
+    """
+
+    def __init__(self) -> None:
+        self._specs = KernelSpecManager()
+        self._warm: tuple[RunRequest, _Plan, asyncio.Future[Kernel] | None] | None = None
+        self._cleanups: list[asyncio.Future[None]] = []
+
+    async def run(
+        self,
+        request: RunRequest,
+        *,
+        then: RunRequest | None = None,
+        on_event: EventHandler | None = None,
+    ) -> RunOutcome:
+        """Run ``request`` (on the kernel warmed for it, if it was the last call's ``then``)."""
+        emit = on_event or (lambda event: None)
+        plan, starting = self._take(request)
+        if then is not None:
+            self._warm_up(then)
+        if starting is None:
+            return _unstartable(plan, emit)
+        try:
+            return await _execute(plan, starting, emit)
+        finally:
+            self._dispose_later(starting)
+
+    async def aclose(self) -> None:
+        """Kill the kernel warming for a notebook that will not run, and wait for every kill."""
+        warm, self._warm = self._warm, None
+        if warm is not None:
+            self._dispose_later(warm[2])
+        await asyncio.shield(asyncio.gather(*self._cleanups, return_exceptions=True))
+        self._cleanups = []
+
+    def _take(self, request: RunRequest) -> tuple[_Plan, asyncio.Future[Kernel] | None]:
+        warm, self._warm = self._warm, None
+        if warm is not None:
+            warmed, plan, starting = warm
+            if warmed is request:
+                return plan, starting
+            self._dispose_later(starting)  # the caller changed its mind about what comes next
+        plan = _plan(request, self._specs)
+        return plan, _start(plan)
+
+    def _warm_up(self, request: RunRequest) -> None:
+        try:
+            plan = _plan(request, self._specs)
+        except UsageError:
+            return  # its own run reports it
+        self._warm = (request, plan, _start(plan))
+
+    def _dispose_later(self, starting: asyncio.Future[Kernel] | None) -> None:
+        self._cleanups = [cleanup for cleanup in self._cleanups if not cleanup.done()]
+        if starting is not None:
+            self._cleanups.append(asyncio.ensure_future(_dispose(starting)))
+
+
+def _start(plan: _Plan) -> asyncio.Future[Kernel] | None:
+    """The plan's kernel, starting; None when it cannot start (the plan's ``failure``)."""
+    if plan.launch is None:
+        return None
+    return asyncio.ensure_future(Kernel.start(plan.launch, plan.request.startup_timeout))
+
+
 def prepare_notebooks(requests: list[RunRequest]) -> list[RunOutcome]:
     """Each notebook as its run would start, run on no kernel: parameters injected, outputs of
     an earlier run cleared (papermill's ``--prepare-only``).

@@ -389,3 +389,39 @@ async def test_a_cancelled_run_leaves_no_kernel_behind(tmp_path: Path) -> None:
         await run
     assert process_gone(int(pid_file.read_text()))
     assert child_pids() == children_before, "the kernel warming for the next run is gone too"
+
+
+async def test_queue_warms_the_next_kernel_and_kills_what_is_left(tmp_path: Path) -> None:
+    from ganymede.execute import NotebookQueue
+
+    first = request(tmp_path, notebook(RESULT_PID), name="first.ipynb")
+    second = request(tmp_path, notebook(RESULT_PID), name="second.ipynb")
+    third = request(tmp_path, notebook(RESULT_PID), name="third.ipynb")
+    before = child_pids()
+    queue = NotebookQueue()
+    try:
+        ran_first = await queue.run(first, then=second)
+        assert ran_first.status == "ok", ran_first.error
+        warmed = child_pids() - before - {ran_first.results["pid"]}
+        assert len(warmed) == 1  # the second notebook's kernel, started before its run
+        ran_second = await queue.run(second, then=third)
+        assert ran_second.results["pid"] in warmed
+    finally:
+        await queue.aclose()
+    assert child_pids() - before == set()  # the third's kernel, warmed for nothing, is gone
+
+
+async def test_queue_runs_a_request_it_did_not_warm(tmp_path: Path) -> None:
+    from ganymede.execute import NotebookQueue
+
+    warmed = request(tmp_path, notebook("x = 1"), name="warmed.ipynb")
+    other = request(tmp_path, notebook(RESULT_PID), name="other.ipynb")
+    before = child_pids()
+    queue = NotebookQueue()
+    try:
+        await queue.run(request(tmp_path, notebook("x = 1")), then=warmed)
+        outcome = await queue.run(other)
+        assert outcome.status == "ok", outcome.error
+    finally:
+        await queue.aclose()
+    assert child_pids() - before == set()

@@ -1,0 +1,317 @@
+"""``pytest --ganymede``: each notebook is a test item, run by ``ganymede execute``'s runner.
+
+pytest loads this module into every run in an environment where Ganymede is installed (the
+``pytest11`` entry point), so it adds its options and nothing else unless ``--ganymede`` is given;
+the runner, jupyter_client and the kernels are imported only then. A notebook passes when its run
+ends ``ok``: the ``raises-exception`` and ``skip-execution`` tags, parameters, timeouts and the
+kernel work as under ``ganymede execute``. A failure reports the failing cell's source and its
+traceback as plain text; the run's warnings become pytest warnings, and its named results
+become the item's user properties (JUnit XML ``<property>`` elements).
+
+Items run one after another in a process (each pytest-xdist worker is one), so the plugin keeps
+one event loop and a ``NotebookQueue`` for the session: while a notebook runs, the kernel of the
+next one (pytest's ``nextitem``) is already starting.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from _pytest._code.code import ReprFileLocation, TerminalRepr
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from _pytest._io import TerminalWriter
+
+    from ganymede.execute import NotebookQueue, RunOutcome, RunRequest
+    from ganymede.execute.host_runs import ExecuteHost
+
+SKIPPED_DIRECTORIES = frozenset({".ipynb_checkpoints", "_build"})
+"""JupyterLab's checkpoints and built docs hold copies of notebooks, not notebooks to test."""
+
+
+class NotebookWarning(UserWarning):
+    """Something the run of a notebook warned about (an unknown parameter, an allowed error)."""
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ganymede", "notebooks run by ganymede execute's runner")
+    group.addoption(
+        "--ganymede", action="store_true", default=False, help="Run each .ipynb as a test."
+    )
+    group.addoption(
+        "--ganymede-param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="A parameter for every notebook, typed as ganymede execute -p types it.",
+    )
+    group.addoption(
+        "--ganymede-params-file",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="Parameters from a .json, .toml, .yaml or .yml file (before --ganymede-param).",
+    )
+    group.addoption(
+        "--ganymede-kernel", metavar="NAME", help="Kernel to use instead of each notebook's."
+    )
+    group.addoption(
+        "--ganymede-timeout",
+        type=float,
+        metavar="S",
+        help="Seconds a cell may run (default: [execute] timeout, else no limit).",
+    )
+    group.addoption(
+        "--ganymede-interrupt-on-timeout",
+        action="store_true",
+        default=False,
+        help="Interrupt a cell past the timeout: it fails with KeyboardInterrupt.",
+    )
+    group.addoption(
+        "--ganymede-startup-timeout",
+        type=float,
+        metavar="S",
+        help="Seconds a kernel may take to start (default: [execute] startup_timeout, 60).",
+    )
+    group.addoption(
+        "--ganymede-allow-errors",
+        action="store_true",
+        default=False,
+        help="Run every cell even after one raises; the notebook then passes.",
+    )
+    group.addoption(
+        "--ganymede-output",
+        metavar="DIR",
+        help="Write each executed notebook under DIR, at its path relative to the rootdir.",
+    )
+    group.addoption(
+        "--ganymede-overwrite",
+        action="store_true",
+        default=False,
+        help="Write each executed notebook back in place.",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("ganymede"):
+        if config.getoption("ganymede_output") and config.getoption("ganymede_overwrite"):
+            raise pytest.UsageError("--ganymede-output and --ganymede-overwrite exclude each other")
+        config.pluginmanager.register(NotebookPlugin(config), "ganymede-notebooks")
+
+
+class NotebookPlugin:
+    """The hooks of a ``--ganymede`` session, its options read once, and the runner state it
+    keeps between items."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        from ganymede.cli.params import build_params
+        from ganymede.config import load_config
+        from ganymede.errors import GanymedeError
+
+        self.config = config
+        try:
+            loaded = load_config(None, config.rootpath)
+            files = [Path(name) for name in config.getoption("ganymede_params_file")]
+            flags = [("-p", text) for text in config.getoption("ganymede_param")]
+            params = build_params(files, flags)
+        except GanymedeError as error:
+            raise pytest.UsageError(str(error)) from None
+        settings = loaded.execute
+        timeout = config.getoption("ganymede_timeout")
+        startup_timeout = config.getoption("ganymede_startup_timeout")
+        self.options: dict[str, Any] = {
+            "params": params,
+            "kernel_name": config.getoption("ganymede_kernel") or settings.kernel,
+            "timeout": timeout if timeout is not None else settings.timeout,
+            "interrupt_on_timeout": config.getoption("ganymede_interrupt_on_timeout"),
+            "startup_timeout": startup_timeout
+            if startup_timeout is not None
+            else settings.startup_timeout,
+            "allow_errors": config.getoption("ganymede_allow_errors"),
+        }
+        self.host_config = loaded.host
+        self._runs: _Runs | None = None
+
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.File | None:
+        if file_path.suffix != ".ipynb" or SKIPPED_DIRECTORIES.intersection(file_path.parts):
+            return None
+        return NotebookFile.from_parent(parent, path=file_path)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_protocol(
+        self, item: pytest.Item, nextitem: pytest.Item | None
+    ) -> Iterator[None]:
+        if isinstance(item, NotebookItem):
+            item.following = nextitem if isinstance(nextitem, NotebookItem) else None
+        return (yield)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self._runs is not None:
+            self._runs.close()
+            self._runs = None
+
+    def runs(self) -> _Runs:
+        """The session's runner state, made when the first notebook runs."""
+        if self._runs is None:
+            self._runs = _Runs(self)
+        return self._runs
+
+
+class _Runs:
+    """One event loop, one queue and one host for every notebook this process runs."""
+
+    def __init__(self, plugin: NotebookPlugin) -> None:
+        import asyncio
+
+        from ganymede.execute import NotebookQueue
+        from ganymede.execute.host_runs import ExecuteHost
+        from ganymede.grant import grant_from_config
+
+        self.options = plugin.options
+        host = plugin.host_config
+        self.host: ExecuteHost = ExecuteHost(
+            plugin.config.rootpath, grant_from_config(host.read, host.run, host.edit_self)
+        )
+        self.loop: asyncio.AbstractEventLoop = asyncio.new_event_loop()
+        self.queue: NotebookQueue = NotebookQueue()
+
+    def request(self, path: Path, notebook: dict[str, Any]) -> RunRequest:
+        from ganymede.execute import RunRequest
+
+        return RunRequest(
+            path=path,
+            notebook=notebook,
+            host=self.host.attach_for(path),
+            **self.options,
+        )
+
+    def run(self, request: RunRequest, following: RunRequest | None) -> RunOutcome:
+        return self.loop.run_until_complete(self.queue.run(request, then=following))
+
+    def close(self) -> None:
+        try:
+            self.loop.run_until_complete(self.queue.aclose())
+        finally:
+            self.loop.close()
+            self.host.close()
+
+
+class NotebookFile(pytest.File):
+    """A notebook file: one item, the whole notebook."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        yield NotebookItem.from_parent(self, name=self.path.name)
+
+
+class NotebookFailed(Exception):
+    """The run of a notebook ended other than ``ok``; carries its outcome for the report."""
+
+    def __init__(self, outcome: RunOutcome) -> None:
+        super().__init__(outcome.status)
+        self.outcome = outcome
+
+
+class NotebookItem(pytest.Item):
+    """One notebook, run on a fresh kernel from top to bottom."""
+
+    following: NotebookItem | None = None
+    """The item pytest runs next in this process, when it is a notebook: its kernel warms."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._run_request: RunRequest | None = None
+
+    def run_request(self) -> RunRequest:
+        """The notebook as read from its file (once), as the runner is asked to run it.
+
+        An unreadable or invalid notebook raises InvalidNotebook, which fails the item."""
+        if self._run_request is None:
+            from ganymede.errors import InvalidNotebook
+            from ganymede.notebook.nbio import parse_notebook
+
+            try:
+                content = self.path.read_bytes()
+            except OSError as error:
+                raise InvalidNotebook(str(self.path), error.strerror or str(error)) from None
+            notebook = parse_notebook(content, str(self.path))
+            self._run_request = self._runs().request(self._shown_path(), notebook)
+        return self._run_request
+
+    def _shown_path(self) -> Path:
+        """The notebook's path from where pytest was started, as the run's messages name it."""
+        try:
+            return self.path.relative_to(self.config.invocation_params.dir)
+        except ValueError:
+            return self.path
+
+    def runtest(self) -> None:
+        from ganymede.errors import InvalidNotebook
+
+        request = self.run_request()
+        following = None
+        if self.following is not None:
+            try:
+                following = self.following.run_request()
+            except InvalidNotebook:
+                following = None  # its own item fails with the reason
+        outcome = self._runs().run(request, following)
+        for message in outcome.warnings:
+            self.warn(NotebookWarning(message))
+        for name, value in outcome.results.items():
+            self.user_properties.append((name, json.dumps(value)))
+        if outcome.ran:
+            self._write(outcome)
+        if outcome.status != "ok":
+            raise NotebookFailed(outcome)
+
+    def _write(self, outcome: RunOutcome) -> None:
+        from ganymede.core.files import atomic_write
+        from ganymede.notebook.nbio import dumps_notebook
+
+        output = self.config.getoption("ganymede_output")
+        if output:
+            target = Path(output) / self.path.relative_to(self.config.rootpath)
+        elif self.config.getoption("ganymede_overwrite"):
+            target = self.path
+        else:
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, dumps_notebook(outcome.notebook).encode("utf-8"))
+
+    def _runs(self) -> _Runs:
+        plugin = self.config.pluginmanager.get_plugin("ganymede-notebooks")
+        assert isinstance(plugin, NotebookPlugin)
+        return plugin.runs()
+
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    ) -> str | TerminalRepr:
+        from ganymede.errors import InvalidNotebook
+        from ganymede.execute.failure import failure_report, failure_summary
+
+        if isinstance(excinfo.value, NotebookFailed):
+            outcome = excinfo.value.outcome
+            return _Report(failure_report(outcome), failure_summary(outcome), self.path)
+        if isinstance(excinfo.value, InvalidNotebook):
+            return _Report(str(excinfo.value), str(excinfo.value), self.path)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path, int, str]:
+        return self.path, 0, f"notebook {self.name}"
+
+
+class _Report(TerminalRepr):
+    """The failure as plain text, with a one-line summary for pytest's short test summary."""
+
+    def __init__(self, text: str, summary: str, path: Path) -> None:
+        self.text = text
+        self.reprcrash = ReprFileLocation(str(path), 0, summary)
+
+    def toterminal(self, tw: TerminalWriter) -> None:
+        tw.line(self.text)
