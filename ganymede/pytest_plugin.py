@@ -15,6 +15,7 @@ next one (pytest's ``nextitem``) is already starting.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,6 +34,11 @@ if TYPE_CHECKING:
 
 SKIPPED_DIRECTORIES = frozenset({".ipynb_checkpoints", "_build"})
 """JupyterLab's checkpoints and built docs hold copies of notebooks, not notebooks to test."""
+
+
+WARM_AHEAD = 2
+"""Kernels warming for the next notebooks while one runs: start-up is most of a short
+notebook's run, and two starting side by side keep both cores of a small CI machine busy."""
 
 
 class NotebookWarning(UserWarning):
@@ -86,6 +92,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Run every cell even after one raises; the notebook then passes.",
     )
     group.addoption(
+        "--ganymede-warm",
+        type=int,
+        default=WARM_AHEAD,
+        metavar="N",
+        help=f"Kernels started for the notebooks next in line [{WARM_AHEAD}] (0: none).",
+    )
+    group.addoption(
         "--ganymede-output",
         metavar="DIR",
         help="Write each executed notebook under DIR, at its path relative to the rootdir.",
@@ -137,19 +150,36 @@ class NotebookPlugin:
         }
         self.host_config = loaded.host
         self._runs: _Runs | None = None
+        self._order: dict[int, int] = {}
 
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector) -> pytest.File | None:
         if file_path.suffix != ".ipynb" or SKIPPED_DIRECTORIES.intersection(file_path.parts):
             return None
         return NotebookFile.from_parent(parent, path=file_path)
 
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._order = {id(item): index for index, item in enumerate(session.items)}
+
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_protocol(
         self, item: pytest.Item, nextitem: pytest.Item | None
     ) -> Iterator[None]:
         if isinstance(item, NotebookItem):
-            item.following = nextitem if isinstance(nextitem, NotebookItem) else None
+            item.following = self._following(item, nextitem)
         return (yield)
+
+    def _following(self, item: NotebookItem, nextitem: pytest.Item | None) -> list[NotebookItem]:
+        """The notebooks this process runs after ``item``, as far ahead as kernels warm.
+
+        A pytest-xdist worker knows only its next item (the others may go to other workers);
+        a lone process runs the session's items in order."""
+        ahead = self.config.getoption("ganymede_warm")
+        if hasattr(self.config, "workerinput") or id(item) not in self._order:
+            candidates: list[pytest.Item] = [] if nextitem is None else [nextitem]
+        else:
+            start = self._order[id(item)] + 1
+            candidates = item.session.items[start : start + ahead]
+        return [later for later in candidates[:ahead] if isinstance(later, NotebookItem)]
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self._runs is not None:
@@ -191,7 +221,7 @@ class _Runs:
             **self.options,
         )
 
-    def run(self, request: RunRequest, following: RunRequest | None) -> RunOutcome:
+    def run(self, request: RunRequest, following: list[RunRequest]) -> RunOutcome:
         return self.loop.run_until_complete(self.queue.run(request, then=following))
 
     def close(self) -> None:
@@ -220,12 +250,13 @@ class NotebookFailed(Exception):
 class NotebookItem(pytest.Item):
     """One notebook, run on a fresh kernel from top to bottom."""
 
-    following: NotebookItem | None = None
-    """The item pytest runs next in this process, when it is a notebook: its kernel warms."""
+    following: list[NotebookItem]
+    """The notebooks this process runs next, whose kernels warm while this one runs."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._run_request: RunRequest | None = None
+        self.following = []
 
     def run_request(self) -> RunRequest:
         """The notebook as read from its file (once), as the runner is asked to run it.
@@ -254,12 +285,10 @@ class NotebookItem(pytest.Item):
         from ganymede.errors import InvalidNotebook
 
         request = self.run_request()
-        following = None
-        if self.following is not None:
-            try:
-                following = self.following.run_request()
-            except InvalidNotebook:
-                following = None  # its own item fails with the reason
+        following = []
+        for later in self.following:
+            with contextlib.suppress(InvalidNotebook):  # its own item fails with the reason
+                following.append(later.run_request())
         outcome = self._runs().run(request, following)
         for message in outcome.warnings:
             self.warn(NotebookWarning(message))

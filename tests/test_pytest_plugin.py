@@ -207,3 +207,32 @@ def test_checkpoints_are_not_collected(tmp_path: Path) -> None:
     done = run_pytest(tmp_path, "--ganymede")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "1 passed" in done.stdout
+
+
+KERNEL_CLOCK = (
+    "import os, time\n"
+    "from ganymede.kernel import result\n"
+    "stat = open('/proc/self/stat').read().rsplit(')', 1)[1].split()\n"
+    "result('kernel_started', int(stat[19]) / os.sysconf('SC_CLK_TCK'))\n"
+    "result('ended', time.clock_gettime(time.CLOCK_BOOTTIME))"
+)
+"""When this kernel's process started and when its last cell ran, on the boot clock."""
+
+
+@pytest.mark.parametrize("warm", [2, 0])
+def test_the_next_kernels_start_while_a_notebook_runs(tmp_path: Path, warm: int) -> None:
+    for name in ("a", "b", "c"):
+        write(tmp_path / f"{name}.ipynb", notebook(KERNEL_CLOCK))
+    done = run_pytest(tmp_path, "--ganymede", f"--ganymede-warm={warm}", "--junitxml=r.xml")
+    assert done.returncode == 0, done.stdout + done.stderr
+    clocks = {
+        name: {prop.attrib["name"]: float(prop.attrib["value"]) for prop in case.iter("property")}
+        for name, case in junit(tmp_path, "r.xml").items()
+    }
+    first_ended = clocks["a.ipynb"]["ended"]
+    later_started = [clocks[name]["kernel_started"] for name in ("b.ipynb", "c.ipynb")]
+    tick = 0.02  # the kernel start time is counted in clock ticks
+    if warm:
+        assert all(started < first_ended for started in later_started)
+    else:
+        assert all(started > first_ended - tick for started in later_started)

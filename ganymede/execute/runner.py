@@ -13,7 +13,7 @@ import copy
 import json
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -103,32 +103,32 @@ async def run_notebooks(
 
 
 class NotebookQueue:
-    """Runs notebooks one at a time as a caller hands them over, the next one's kernel warming.
+    """Runs notebooks one at a time as a caller hands them over, the next ones' kernels warming.
 
-    For a caller that is given one notebook at a time but knows which comes next, as a pytest
+    For a caller that is given one notebook at a time but knows which come next, as a pytest
     session runs one item, reports it, then runs the next: ``run(request, then=following)``
-    starts the kernel of ``following`` while ``request`` runs, as ``run_notebooks`` does down a
-    list, and kills each finished kernel in the background. The queue lives on one event loop;
-    ``aclose`` on that loop kills every kernel still warming or being killed.
+    starts the kernels of ``following`` while ``request`` runs, as ``run_notebooks`` does down a
+    list, and kills each finished kernel in the background. A kernel warmed for a request that
+    is no longer in ``then`` is killed. The queue lives on one event loop; ``aclose`` on that
+    loop kills every kernel still warming or being killed.
     """
 
     def __init__(self) -> None:
         self._specs = KernelSpecManager()
-        self._warm: tuple[RunRequest, _Plan, asyncio.Future[Kernel] | None] | None = None
+        self._warm: dict[int, tuple[RunRequest, _Plan, asyncio.Future[Kernel] | None]] = {}
         self._cleanups: list[asyncio.Future[None]] = []
 
     async def run(
         self,
         request: RunRequest,
         *,
-        then: RunRequest | None = None,
+        then: Sequence[RunRequest] = (),
         on_event: EventHandler | None = None,
     ) -> RunOutcome:
-        """Run ``request`` (on the kernel warmed for it, if it was the last call's ``then``)."""
+        """Run ``request``, on the kernel warmed for it if an earlier call named it in ``then``."""
         emit = on_event or (lambda event: None)
         plan, starting = self._take(request)
-        if then is not None:
-            self._warm_up(then)
+        self._warm_up(then)
         if starting is None:
             return _unstartable(plan, emit)
         try:
@@ -137,29 +137,33 @@ class NotebookQueue:
             self._dispose_later(starting)
 
     async def aclose(self) -> None:
-        """Kill the kernel warming for a notebook that will not run, and wait for every kill."""
-        warm, self._warm = self._warm, None
-        if warm is not None:
-            self._dispose_later(warm[2])
+        """Kill the kernels warming for notebooks that will not run; wait for every kill."""
+        self._warm_up(())
         await asyncio.shield(asyncio.gather(*self._cleanups, return_exceptions=True))
         self._cleanups = []
 
     def _take(self, request: RunRequest) -> tuple[_Plan, asyncio.Future[Kernel] | None]:
-        warm, self._warm = self._warm, None
+        warm = self._warm.pop(id(request), None)
         if warm is not None:
-            warmed, plan, starting = warm
-            if warmed is request:
-                return plan, starting
-            self._dispose_later(starting)  # the caller changed its mind about what comes next
+            if warm[0] is request:
+                return warm[1], warm[2]
+            self._dispose_later(warm[2])  # warmed for a request gone since, its id reused
         plan = _plan(request, self._specs)
         return plan, _start(plan)
 
-    def _warm_up(self, request: RunRequest) -> None:
-        try:
-            plan = _plan(request, self._specs)
-        except UsageError:
-            return  # its own run reports it
-        self._warm = (request, plan, _start(plan))
+    def _warm_up(self, requests: Sequence[RunRequest]) -> None:
+        """Warm a kernel for each of ``requests``; kill those warmed for any other."""
+        wanted = {id(request): request for request in requests}
+        for key in [key for key, warm in self._warm.items() if wanted.get(key) is not warm[0]]:
+            self._dispose_later(self._warm.pop(key)[2])
+        for key, request in wanted.items():
+            if key in self._warm:
+                continue
+            try:
+                plan = _plan(request, self._specs)
+            except UsageError:
+                continue  # its own run reports it
+            self._warm[key] = (request, plan, _start(plan))
 
     def _dispose_later(self, starting: asyncio.Future[Kernel] | None) -> None:
         self._cleanups = [cleanup for cleanup in self._cleanups if not cleanup.done()]

@@ -400,11 +400,11 @@ async def test_queue_warms_the_next_kernel_and_kills_what_is_left(tmp_path: Path
     before = child_pids()
     queue = NotebookQueue()
     try:
-        ran_first = await queue.run(first, then=second)
+        ran_first = await queue.run(first, then=[second])
         assert ran_first.status == "ok", ran_first.error
         warmed = child_pids() - before - {ran_first.results["pid"]}
         assert len(warmed) == 1  # the second notebook's kernel, started before its run
-        ran_second = await queue.run(second, then=third)
+        ran_second = await queue.run(second, then=[third])
         assert ran_second.results["pid"] in warmed
     finally:
         await queue.aclose()
@@ -419,7 +419,7 @@ async def test_queue_runs_a_request_it_did_not_warm(tmp_path: Path) -> None:
     before = child_pids()
     queue = NotebookQueue()
     try:
-        await queue.run(request(tmp_path, notebook("x = 1")), then=warmed)
+        await queue.run(request(tmp_path, notebook("x = 1")), then=[warmed])
         outcome = await queue.run(other)
         assert outcome.status == "ok", outcome.error
     finally:
