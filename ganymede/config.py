@@ -70,6 +70,8 @@ class ExecuteConfig:
     timeout: float | None = None
     startup_timeout: float = 60.0
     kernel: str | None = None
+    gateway_url: str | None = None
+    """Run kernels on this Jupyter kernel gateway (``--gateway-url``); None: on this machine."""
 
 
 @dataclass

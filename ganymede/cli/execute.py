@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ganymede.config import HostConfig
     from ganymede.execute import RunEvent, RunOutcome, RunRequest
     from ganymede.execute.autosave import Autosave
+    from ganymede.execute.kernel import Gateway
     from ganymede.execute.model import NotebookSave
     from ganymede.grant import Grant
 
@@ -130,6 +131,26 @@ def command(
             "--cwd", metavar="DIR", help="The kernel's working directory (default: the notebook's)."
         ),
     ] = None,
+    gateway_url: Annotated[
+        str | None,
+        typer.Option(
+            "--gateway-url",
+            metavar="URL",
+            envvar="JUPYTER_GATEWAY_URL",
+            show_envvar=False,
+            help="Run the kernels on this Jupyter kernel gateway (env JUPYTER_GATEWAY_URL).",
+        ),
+    ] = None,
+    gateway_token: Annotated[
+        str | None,
+        typer.Option(
+            "--gateway-token",
+            metavar="TOKEN",
+            envvar="JUPYTER_GATEWAY_AUTH_TOKEN",
+            show_envvar=False,
+            help="The gateway's token (env JUPYTER_GATEWAY_AUTH_TOKEN).",
+        ),
+    ] = None,
     jobs: Annotated[
         int, typer.Option("-j", "--jobs", metavar="N", help="Notebooks run at once.")
     ] = 1,
@@ -190,6 +211,7 @@ def command(
         fail(str(error), EXIT_USAGE, COMMAND)
     if cwd is not None and not cwd.is_dir():
         fail(f"--cwd {cwd}: not a directory", EXIT_USAGE, COMMAND)
+    gateway = _gateway(gateway_url or settings.gateway_url, gateway_token)
 
     requests, invalid = _load_requests(
         notebooks,
@@ -203,6 +225,7 @@ def command(
         cwd=cwd,
         allow_errors=allow_errors,
         inject=not no_inject,
+        gateway=gateway,
     )
     if prepare_only:
         from ganymede.execute import prepare_notebooks
@@ -326,6 +349,17 @@ def _check_usage(
         fail("-o - and --json both write to stdout; choose one", EXIT_USAGE, COMMAND)
     if output not in (None, "-") and len(notebooks) > 1 and not Path(output).is_dir():
         fail(f"-o {output}: several notebooks need an existing directory", EXIT_USAGE, COMMAND)
+
+
+def _gateway(url: str | None, token: str | None) -> Gateway | None:
+    """The gateway the kernels run on, from ``--gateway-url`` or ``[execute] gateway_url``."""
+    if not url:
+        return None
+    if not url.startswith(("http://", "https://")):
+        fail(f"--gateway-url {url}: give an http:// or https:// URL", EXIT_USAGE, COMMAND)
+    from ganymede.execute.kernel import Gateway
+
+    return Gateway(url.rstrip("/"), token or None)
 
 
 def _host_defaults(config: HostConfig, grants: list[str]) -> Grant:

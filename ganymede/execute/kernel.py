@@ -9,6 +9,7 @@ kernels started side by side.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import os
 import shutil
@@ -71,55 +72,67 @@ class KernelLaunch:
     kernel_name: str
     cwd: Path
     env: Mapping[str, str] = field(default_factory=dict)
+    gateway: Gateway | None = None
+    """Start the kernel on this Jupyter kernel gateway instead of on this machine."""
 
 
-class Kernel:
-    """A started kernel and the shell and iopub channels the runner talks to it on."""
+@dataclass(frozen=True)
+class Gateway:
+    """A Jupyter Kernel Gateway or Enterprise Gateway the kernels of a run live on."""
 
-    def __init__(self, manager: AsyncKernelManager, client: AsyncKernelClient, home: Path) -> None:
-        self.manager = manager
-        self.client = client
-        self.home = home
+    url: str
+    """Its base URL, as jupyter_server's ``GatewayClient.url`` (``http://host:8888``)."""
+    token: str | None = None
+    """Sent as ``Authorization: token …``, as jupyter_server's ``GatewayClient`` sends it."""
+
+
+async def start_kernel(launch: KernelLaunch, startup_timeout: float) -> RunKernel:
+    """The launch's kernel, started here or on its gateway, once it has answered."""
+    if launch.gateway is not None:
+        from ganymede.execute.gateway import GatewayKernel
+
+        return await GatewayKernel.start(launch, startup_timeout)
+    return await Kernel.start(launch, startup_timeout)
+
+
+class RunKernel(abc.ABC):
+    """A started kernel as the runner drives it, whatever carries its messages.
+
+    The handshake and the execution rules live here; a transport sends requests, hands every
+    message it reads (shell and iopub) to a handler, and says whether the kernel lives.
+    """
+
+    manager: AsyncKernelManager | None
+    """The local kernel manager (a host comm attaches to it); None for a gateway's kernel."""
+
+    def __init__(self) -> None:
         self.info: dict[str, Any] = {}
-        self._poller = zmq.asyncio.Poller()
-        self._channels: dict[zmq.Socket[Any], tuple[str, AsyncZMQSocketChannel]] = {}
-        for name, channel in (("shell", client.shell_channel), ("iopub", client.iopub_channel)):
-            self._poller.register(channel.socket, zmq.POLLIN)
-            self._channels[channel.socket] = (name, channel)
 
-    @classmethod
-    async def start(cls, launch: KernelLaunch, startup_timeout: float) -> Kernel:
-        """A kernel that has answered ``kernel_info``; KernelDied if it can't get there in time."""
-        home = Path(tempfile.mkdtemp(prefix="ganymede-kernel-"))
-        manager = AsyncKernelManager(
-            kernel_name=launch.kernel_name,
-            transport="ipc",
-            ip=str(home / "ipc"),
-            connection_file=str(home / "kernel.json"),
-        )
-        env = {**os.environ, **launch.env}
-        extra = [HISTORY_IN_MEMORY] if _runs_ipykernel(manager) else []
-        try:
-            await manager.start_kernel(cwd=str(launch.cwd), env=env, extra_arguments=extra)
-        except BaseException as error:
-            if manager.has_kernel:
-                await manager.shutdown_kernel(now=True)
-            shutil.rmtree(home, ignore_errors=True)
-            if isinstance(error, OSError):
-                raise KernelDied(f"kernel {launch.kernel_name} could not start: {error}") from None
-            raise
-        client = manager.client()
-        # Unbounded receive queue: with zmq's default of 1000, a kernel printing faster than
-        # the runner reads would have its iopub messages dropped, its outputs cut short.
-        client.context.setsockopt(zmq.RCVHWM, 0)
-        client.start_channels(shell=True, iopub=True, stdin=False, hb=False, control=False)
-        kernel = cls(manager, client, home)
-        try:
-            await kernel._handshake(launch.kernel_name, startup_timeout)
-        except BaseException:
-            await kernel.kill()
-            raise
-        return kernel
+    @abc.abstractmethod
+    def _send(self, msg_type: str, content: dict[str, Any]) -> str:
+        """Send a shell request; its msg_id."""
+
+    @abc.abstractmethod
+    async def _receive(self, on_message: MessageHandler, *, until: float, done: Done) -> None:
+        """Hand arriving messages to ``on_message`` until ``done()`` or ``until`` (loop time).
+
+        Returning at ``until`` even while messages keep coming lets the caller check the
+        deadline and the kernel's pulse during a flood of output.
+        """
+
+    @abc.abstractmethod
+    async def _alive(self) -> bool: ...
+
+    @abc.abstractmethod
+    def _death_note(self) -> str:
+        """Why the kernel is gone, for an error message (``exit code 1``)."""
+
+    @abc.abstractmethod
+    async def interrupt(self) -> None: ...
+
+    @abc.abstractmethod
+    async def kill(self) -> None:
+        """End the kernel at once and release what it held."""
 
     async def _handshake(self, kernel_name: str, startup_timeout: float) -> None:
         loop = asyncio.get_running_loop()
@@ -139,14 +152,14 @@ class Kernel:
                 raise KernelDied(
                     f"kernel {kernel_name} did not answer within {startup_timeout:g} s of starting"
                 )
-            self.client.kernel_info()
+            self._send("kernel_info_request", {})
             resend_at = min(loop.time() + HANDSHAKE_RESEND, deadline)
             await self._receive(
                 on_message, until=resend_at, done=lambda: reply is not None and iopub_live
             )
-            if not await self.manager.is_alive():
+            if not await self._alive():
                 raise KernelDied(
-                    f"kernel {kernel_name} exited while starting (exit code {self.exit_code()})"
+                    f"kernel {kernel_name} exited while starting ({self._death_note()})"
                 )
         self.info = dict(reply)
 
@@ -169,9 +182,15 @@ class Kernel:
         Past ``timeout``, RunTimeout; with ``interrupt_on_timeout`` the kernel is interrupted
         first and the cell gets ``timeout`` more seconds to answer with its KeyboardInterrupt.
         """
-        msg_id = self.client.execute(
-            code, allow_stdin=False, stop_on_error=stop_on_error, store_history=True
-        )
+        content = {
+            "code": code,
+            "silent": False,
+            "store_history": True,
+            "user_expressions": {},
+            "allow_stdin": False,
+            "stop_on_error": stop_on_error,
+        }
+        msg_id = self._send("execute_request", content)
         loop = asyncio.get_running_loop()
         reply: dict[str, Any] | None = None
         idle = False
@@ -213,24 +232,78 @@ class Kernel:
                 break
             if reply is not None and loop.time() - last_heard >= IOPUB_GRACE:
                 return Executed(reply, False, timings.stamps, interrupted)
-            if not await self.manager.is_alive():
+            if not await self._alive():
                 # what it printed before dying is already in the sockets: keep it
                 await self._receive(on_message, until=loop.time(), done=finished)
-                raise KernelDied(f"the kernel died (exit code {self.exit_code()})")
+                raise KernelDied(f"the kernel died ({self._death_note()})")
         assert reply is not None
         return Executed(reply, True, timings.stamps, interrupted)
 
     def send_comm(self, comm_id: str, data: Mapping[str, Any]) -> None:
         """A ``comm_msg`` to the kernel on shell, as a front end sends one to a widget."""
-        message = self.client.session.msg("comm_msg", {"comm_id": comm_id, "data": dict(data)})
+        self._send("comm_msg", {"comm_id": comm_id, "data": dict(data)})
+
+
+class Kernel(RunKernel):
+    """A kernel process on this machine and the shell and iopub channels the runner uses."""
+
+    def __init__(self, manager: AsyncKernelManager, client: AsyncKernelClient, home: Path) -> None:
+        super().__init__()
+        self.manager = manager
+        self.client = client
+        self.home = home
+        self._poller = zmq.asyncio.Poller()
+        self._channels: dict[zmq.Socket[Any], tuple[str, AsyncZMQSocketChannel]] = {}
+        for name, channel in (("shell", client.shell_channel), ("iopub", client.iopub_channel)):
+            self._poller.register(channel.socket, zmq.POLLIN)
+            self._channels[channel.socket] = (name, channel)
+
+    @classmethod
+    async def start(cls, launch: KernelLaunch, startup_timeout: float) -> Kernel:
+        """A kernel that has answered ``kernel_info``; KernelDied if it can't get there in time."""
+        home = Path(tempfile.mkdtemp(prefix="ganymede-kernel-"))
+        manager = AsyncKernelManager(
+            kernel_name=launch.kernel_name,
+            transport="ipc",
+            ip=str(home / "ipc"),
+            connection_file=str(home / "kernel.json"),
+        )
+        env = {**os.environ, **launch.env}
+        extra = [HISTORY_IN_MEMORY] if _runs_ipykernel(manager) else []
+        try:
+            await manager.start_kernel(cwd=str(launch.cwd), env=env, extra_arguments=extra)
+        except BaseException as error:
+            if manager.has_kernel:
+                await manager.shutdown_kernel(now=True)
+            shutil.rmtree(home, ignore_errors=True)
+            if isinstance(error, OSError):
+                raise KernelDied(f"kernel {launch.kernel_name} could not start: {error}") from None
+            raise
+        client = manager.client()
+        # Unbounded receive queue: with zmq's default of 1000, a kernel printing faster than
+        # the runner reads would have its iopub messages dropped, its outputs cut short.
+        client.context.setsockopt(zmq.RCVHWM, 0)
+        client.start_channels(shell=True, iopub=True, stdin=False, hb=False, control=False)
+        kernel = cls(manager, client, home)
+        try:
+            await kernel._handshake(launch.kernel_name, startup_timeout)
+        except BaseException:
+            await kernel.kill()
+            raise
+        return kernel
+
+    def _send(self, msg_type: str, content: dict[str, Any]) -> str:
+        message = self.client.session.msg(msg_type, content)
         self.client.shell_channel.send(message)
+        return str(message["header"]["msg_id"])
+
+    async def _alive(self) -> bool:
+        return await self.manager.is_alive()
+
+    def _death_note(self) -> str:
+        return f"exit code {self.exit_code()}"
 
     async def _receive(self, on_message: MessageHandler, *, until: float, done: Done) -> None:
-        """Hand arriving messages to ``on_message`` until ``done()`` or ``until`` (loop time).
-
-        Returning at ``until`` even while messages keep coming lets the caller check the
-        deadline and the kernel's pulse during a flood of output.
-        """
         loop = asyncio.get_running_loop()
         session = self.client.session
         while not done():

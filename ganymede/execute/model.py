@@ -6,7 +6,10 @@ from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from ganymede.execute.kernel import Gateway
 
 RunStatus = Literal["ok", "error", "timeout", "dead"]
 EventKind = Literal["started", "output", "cell", "finished"]
@@ -48,6 +51,9 @@ class RunRequest:
     written; None: the notebook exists only in the outcome."""
     autosave_every: float | None = None
     """Seconds between saves while one cell runs and prints; None: only after each cell."""
+    gateway: Gateway | None = None
+    """Run the kernel on this Jupyter kernel gateway; None: a kernel process on this machine.
+    A gateway's kernel answers no host calls (``host`` is not attached to it)."""
 
 
 @dataclass

@@ -20,10 +20,16 @@ from datetime import datetime, timezone
 from functools import partial
 from typing import Any
 
-from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+from jupyter_client.kernelspec import KernelSpec, KernelSpecManager, NoSuchKernel
 
 from ganymede.errors import KernelDied, RunTimeout, UsageError
-from ganymede.execute.kernel import IopubHandler, Kernel, KernelLaunch, resolved_kernel_name
+from ganymede.execute.kernel import (
+    IopubHandler,
+    KernelLaunch,
+    RunKernel,
+    resolved_kernel_name,
+    start_kernel,
+)
 from ganymede.execute.model import RunEvent, RunOutcome, RunRequest, RunStatus
 from ganymede.execute.outputs import CellOutputs, DisplayRegistry
 from ganymede.execute.parameters import has_tag, inject_parameters, papermill_metadata
@@ -84,7 +90,7 @@ async def run_notebooks(
             return _unstartable(plan, emit)
         async with warming:
             starting = asyncio.ensure_future(
-                Kernel.start(plan.launch, plan.request.startup_timeout)
+                start_kernel(plan.launch, plan.request.startup_timeout)
             )
             try:
                 async with running:
@@ -115,7 +121,7 @@ class NotebookQueue:
 
     def __init__(self) -> None:
         self._specs = KernelSpecManager()
-        self._warm: dict[int, tuple[RunRequest, _Plan, asyncio.Future[Kernel] | None]] = {}
+        self._warm: dict[int, tuple[RunRequest, _Plan, asyncio.Future[RunKernel] | None]] = {}
         self._cleanups: list[asyncio.Future[None]] = []
 
     async def run(
@@ -142,7 +148,7 @@ class NotebookQueue:
         await asyncio.shield(asyncio.gather(*self._cleanups, return_exceptions=True))
         self._cleanups = []
 
-    def _take(self, request: RunRequest) -> tuple[_Plan, asyncio.Future[Kernel] | None]:
+    def _take(self, request: RunRequest) -> tuple[_Plan, asyncio.Future[RunKernel] | None]:
         warm = self._warm.pop(id(request), None)
         if warm is not None:
             if warm[0] is request:
@@ -165,17 +171,17 @@ class NotebookQueue:
                 continue  # its own run reports it
             self._warm[key] = (request, plan, _start(plan))
 
-    def _dispose_later(self, starting: asyncio.Future[Kernel] | None) -> None:
+    def _dispose_later(self, starting: asyncio.Future[RunKernel] | None) -> None:
         self._cleanups = [cleanup for cleanup in self._cleanups if not cleanup.done()]
         if starting is not None:
             self._cleanups.append(asyncio.ensure_future(_dispose(starting)))
 
 
-def _start(plan: _Plan) -> asyncio.Future[Kernel] | None:
+def _start(plan: _Plan) -> asyncio.Future[RunKernel] | None:
     """The plan's kernel, starting; None when it cannot start (the plan's ``failure``)."""
     if plan.launch is None:
         return None
-    return asyncio.ensure_future(Kernel.start(plan.launch, plan.request.startup_timeout))
+    return asyncio.ensure_future(start_kernel(plan.launch, plan.request.startup_timeout))
 
 
 def prepare_notebooks(requests: list[RunRequest]) -> list[RunOutcome]:
@@ -206,7 +212,7 @@ def prepare_notebooks(requests: list[RunRequest]) -> list[RunOutcome]:
     return outcomes
 
 
-async def _dispose(starting: asyncio.Future[Kernel]) -> None:
+async def _dispose(starting: asyncio.Future[RunKernel]) -> None:
     """Kill the kernel of a finished run; a start still under way is cancelled (it cleans up)."""
     starting.cancel()
     try:
@@ -226,12 +232,15 @@ def _plan(request: RunRequest, specs: KernelSpecManager) -> _Plan:
         warnings.append(f"no kernelspec in {request.path}: running on {DEFAULT_KERNEL}")
     kernel_name = resolved_kernel_name(kernel_name)
     params_json = _params_json(request.params)
-    try:
-        spec = specs.get_kernel_spec(kernel_name)
-    except NoSuchKernel:
-        available = ", ".join(sorted(specs.find_kernel_specs())) or "none"
-        failure = f"no such kernel: {kernel_name} (available: {available})"
-        return _Plan(request, notebook, kernel_name, None, failure, warnings)
+    if request.gateway is not None:
+        spec = _gateway_spec(kernel_name, metadata)  # the gateway says at start if it has it
+    else:
+        try:
+            spec = specs.get_kernel_spec(kernel_name)
+        except NoSuchKernel:
+            available = ", ".join(sorted(specs.find_kernel_specs())) or "none"
+            failure = f"no such kernel: {kernel_name} (available: {available})"
+            return _Plan(request, notebook, kernel_name, None, failure, warnings)
     if request.inject and (spec.language or "").lower().startswith("python"):
         for warning in parameter_warnings(notebook, request.params):
             warnings.append(f"{request.path}: {warning}")
@@ -251,8 +260,20 @@ def _plan(request: RunRequest, specs: KernelSpecManager) -> _Plan:
         kernel_name=kernel_name,
         cwd=(request.cwd or request.path.parent).resolve(),
         env={PARAMS_VARIABLE: params_json, "JPY_SESSION_NAME": str(request.path.resolve())},
+        gateway=request.gateway,
     )
     return _Plan(request, notebook, kernel_name, launch, None, warnings)
+
+
+def _gateway_spec(kernel_name: str, metadata: dict[str, Any]) -> KernelSpec:
+    """The kernel as the notebook describes it: a gateway's kernels are not installed here."""
+    kernelspec = metadata.get("kernelspec") or {}
+    language = (metadata.get("language_info") or {}).get("name") or kernelspec.get("language")
+    if not language and kernel_name.startswith("python"):
+        language = "python"
+    return KernelSpec(
+        display_name=kernelspec.get("display_name") or kernel_name, language=language or ""
+    )
 
 
 def _params_json(params: dict[str, Any]) -> str:
@@ -272,7 +293,9 @@ def _unstartable(plan: _Plan, emit: EventHandler) -> RunOutcome:
     return outcome
 
 
-async def _execute(plan: _Plan, starting: asyncio.Future[Kernel], emit: EventHandler) -> RunOutcome:
+async def _execute(
+    plan: _Plan, starting: asyncio.Future[RunKernel], emit: EventHandler
+) -> RunOutcome:
     """Run the plan's cells in order on its kernel, stopping at the first failure."""
     request, notebook = plan.request, plan.notebook
     cells: list[dict[str, Any]] = notebook.get("cells", [])
@@ -300,15 +323,15 @@ async def _execute(plan: _Plan, starting: asyncio.Future[Kernel], emit: EventHan
     return outcome
 
 
-def _hosted(request: RunRequest, kernel: Kernel) -> AbstractAsyncContextManager[object]:
+def _hosted(request: RunRequest, kernel: RunKernel) -> AbstractAsyncContextManager[object]:
     """The request's host comm on the kernel while its cells run, if it asked for one."""
-    if request.host is None:
-        return nullcontext()
+    if request.host is None or kernel.manager is None:
+        return nullcontext()  # a gateway's kernel: no local channel to answer it on
     return request.host(kernel.manager, uuid.uuid4().hex)
 
 
 async def _execute_cells(
-    plan: _Plan, kernel: Kernel, widgets: WidgetStates, emit: EventHandler
+    plan: _Plan, kernel: RunKernel, widgets: WidgetStates, emit: EventHandler
 ) -> tuple[RunStatus, dict[str, Any] | None]:
     request = plan.request
     cells: list[dict[str, Any]] = plan.notebook.get("cells", [])

@@ -53,7 +53,8 @@ def section(text: str, title: str) -> str:
 
 def without_section(text: str, title: str) -> str:
     """The page less one section: ``ganymede-execute.1``'s PAPERMILL section names papermill's
-    options beside ours, and papermill's are not ours to have in ``--help``."""
+    options beside ours, and its PYTEST section the pytest plugin's; neither are ours to have
+    in ``--help``."""
     if f".SH {title}" not in text:
         return text
     return text.replace(f".SH {title}" + section(text, title), "")
@@ -70,7 +71,8 @@ def test_man_page_lists_exactly_the_options_of_help(name: str) -> None:
     for path in command_paths():
         if path[0] == name:
             in_help |= set(LONG_OPTION_IN_HELP.findall(help_text(*path)))
-    assert man_options(without_section(page.read_text(), "PAPERMILL")) == in_help
+    text = without_section(without_section(page.read_text(), "PAPERMILL"), "PYTEST")
+    assert man_options(text) == in_help
 
 
 def test_main_page_names_every_command_and_option() -> None:

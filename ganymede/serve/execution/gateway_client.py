@@ -14,20 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
-from urllib.parse import quote
 
-from jupyter_client.jsonutil import json_default
 from jupyter_client.session import Session
 from jupyter_server.gateway.gateway_client import GatewayClient
-from jupyter_server.services.kernels.connection.base import deserialize_binary_message
-from jupyter_server.utils import url_path_join
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
+from ganymede.core.kernel_wire import channels_url, decode_frame, encode_message
 from ganymede.errors import KernelDied
 from ganymede.serve.execution.kernel_client import KernelLine, KernelProcess
 
@@ -65,13 +61,9 @@ class GatewayKernelConnection(KernelLine):
 
     async def _start(self, timeout: float) -> None:
         gateway = GatewayClient.instance()
-        url = url_path_join(
-            gateway.ws_url or "",
-            gateway.kernels_endpoint,
-            quote(self.kernel_id, safe=""),
-            "channels",
+        url = channels_url(
+            gateway.ws_url or "", gateway.kernels_endpoint, self.kernel_id, self.session.session
         )
-        url += f"?session_id={quote(self.session.session, safe='')}"
         request = HTTPRequest(url, **gateway.load_connection_args())
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
@@ -132,10 +124,9 @@ class GatewayKernelConnection(KernelLine):
     def _send(self, channel: str, msg_type: str, content: dict[str, Any]) -> str:
         if self._socket is None or self._closed:
             raise KernelDied("the connection to the gateway's kernel is closed")
-        message = self.session.msg(msg_type, content)
-        message["channel"] = channel
-        self._socket.write_message(json.dumps(message, default=json_default))
-        return str(message["header"]["msg_id"])
+        msg_id, frame = encode_message(self.session, channel, msg_type, content)
+        self._socket.write_message(frame)
+        return msg_id
 
     def _on_frame(self, frame: str | bytes | None) -> None:
         """Queue one message; the first of a turn schedules the hand-over of them all."""
@@ -143,9 +134,7 @@ class GatewayKernelConnection(KernelLine):
             self._closed = True
             return
         try:
-            message = (
-                deserialize_binary_message(frame) if isinstance(frame, bytes) else json.loads(frame)
-            )
+            message = decode_frame(frame)
         except Exception:  # one bad message must not stop the reading: runs would hang
             self.log.exception("execute: a message from the gateway could not be read")
             return
