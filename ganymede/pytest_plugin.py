@@ -115,6 +115,13 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.getoption("ganymede"):
         if config.getoption("ganymede_output") and config.getoption("ganymede_overwrite"):
             raise pytest.UsageError("--ganymede-output and --ganymede-overwrite exclude each other")
+        for flag in ("timeout", "startup_timeout"):
+            value = config.getoption(f"ganymede_{flag}")
+            if value is not None and value <= 0:
+                name = "--ganymede-" + flag.replace("_", "-")
+                raise pytest.UsageError(f"{name} must be more than 0 seconds, got {value:g}")
+        if config.getoption("ganymede_warm") < 0:
+            raise pytest.UsageError("--ganymede-warm must be 0 or more")
         config.pluginmanager.register(NotebookPlugin(config), "ganymede-notebooks")
 
 

@@ -195,6 +195,20 @@ def test_overwrite_writes_back_in_place(tmp_path: Path) -> None:
     assert json.loads(path.read_text())["cells"][0]["outputs"][0]["text"] == ["2\n"]
 
 
+@pytest.mark.parametrize(
+    ("flag", "message"),
+    [
+        ("--ganymede-timeout=0", "--ganymede-timeout must be more than 0 seconds, got 0"),
+        ("--ganymede-startup-timeout=-1", "--ganymede-startup-timeout must be more than 0"),
+        ("--ganymede-warm=-1", "--ganymede-warm must be 0 or more"),
+    ],
+)
+def test_bad_numbers_are_usage_errors(tmp_path: Path, flag: str, message: str) -> None:
+    done = run_pytest(tmp_path, "--ganymede", flag)
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR
+    assert message in done.stderr
+
+
 def test_output_and_overwrite_exclude_each_other(tmp_path: Path) -> None:
     done = run_pytest(tmp_path, "--ganymede", "--ganymede-output", "o", "--ganymede-overwrite")
     assert done.returncode == pytest.ExitCode.USAGE_ERROR
