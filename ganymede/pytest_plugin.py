@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -92,6 +93,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="Run every cell even after one raises; the notebook then passes.",
     )
     group.addoption(
+        "--ganymede-gateway-url",
+        metavar="URL",
+        help="Run the kernels on this Jupyter kernel gateway (default: JUPYTER_GATEWAY_URL, "
+        "else [execute] gateway_url).",
+    )
+    group.addoption(
+        "--ganymede-gateway-token",
+        metavar="TOKEN",
+        help="The gateway's token (default: JUPYTER_GATEWAY_AUTH_TOKEN).",
+    )
+    group.addoption(
         "--ganymede-warm",
         type=int,
         default=WARM_AHEAD,
@@ -133,6 +145,7 @@ class NotebookPlugin:
         from ganymede.cli.params import build_params
         from ganymede.config import load_config
         from ganymede.errors import GanymedeError
+        from ganymede.execute.kernel import gateway_at
 
         self.config = config
         try:
@@ -140,6 +153,13 @@ class NotebookPlugin:
             files = [Path(name) for name in config.getoption("ganymede_params_file")]
             flags = [("-p", text) for text in config.getoption("ganymede_param")]
             params = build_params(files, flags)
+            gateway = gateway_at(
+                config.getoption("ganymede_gateway_url")
+                or os.environ.get("JUPYTER_GATEWAY_URL")
+                or loaded.execute.gateway_url,
+                config.getoption("ganymede_gateway_token")
+                or os.environ.get("JUPYTER_GATEWAY_AUTH_TOKEN"),
+            )
         except GanymedeError as error:
             raise pytest.UsageError(str(error)) from None
         settings = loaded.execute
@@ -154,6 +174,7 @@ class NotebookPlugin:
             if startup_timeout is not None
             else settings.startup_timeout,
             "allow_errors": config.getoption("ganymede_allow_errors"),
+            "gateway": gateway,
         }
         self.host_config = loaded.host
         self._runs: _Runs | None = None
@@ -297,6 +318,7 @@ class NotebookItem(pytest.Item):
             with contextlib.suppress(InvalidNotebook):  # its own item fails with the reason
                 following.append(later.run_request())
         outcome = self._runs().run(request, following)
+        self._run_request = None  # the outcome holds the notebook now
         for message in outcome.warnings:
             self.warn(NotebookWarning(message))
         for name, value in outcome.results.items():
@@ -312,7 +334,11 @@ class NotebookItem(pytest.Item):
 
         output = self.config.getoption("ganymede_output")
         if output:
-            target = Path(output) / self.path.relative_to(self.config.rootpath)
+            try:
+                relative = self.path.relative_to(self.config.rootpath)
+            except ValueError:  # given on the command line from outside the rootdir
+                relative = Path(self.path.name)
+            target = Path(output) / relative
         elif self.config.getoption("ganymede_overwrite"):
             target = self.path
         else:

@@ -250,3 +250,36 @@ def test_the_next_kernels_start_while_a_notebook_runs(tmp_path: Path, warm: int)
         assert all(started < first_ended for started in later_started)
     else:
         assert all(started > first_ended - tick for started in later_started)
+
+
+def test_notebooks_run_on_a_kernel_gateway(tmp_path: Path) -> None:
+    from stress.gateway import running_gateway
+
+    for name in ("a", "b"):
+        write(
+            tmp_path / "nbs" / f"{name}.ipynb",
+            notebook("import os\nfrom ganymede.kernel import result\nresult('ppid', os.getppid())"),
+        )
+    with running_gateway(tmp_path / "gateway") as gateway:
+        done = run_pytest(
+            tmp_path, "--ganymede", "nbs", "--ganymede-gateway-url", gateway.url, "--junitxml=r.xml"
+        )
+        assert done.returncode == 0, done.stdout + done.stderr
+        parents = {
+            name: [json.loads(prop.attrib["value"]) for prop in case.iter("property")]
+            for name, case in junit(tmp_path, "r.xml").items()
+        }
+        assert parents == {"a.ipynb": [gateway.process.pid], "b.ipynb": [gateway.process.pid]}
+
+
+def test_a_gateway_that_is_down_fails_each_notebook_with_the_reason(tmp_path: Path) -> None:
+    write(tmp_path / "a.ipynb", notebook("x = 1"))
+    done = run_pytest(tmp_path, "--ganymede", "--ganymede-gateway-url", "http://127.0.0.1:1")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "gateway http://127.0.0.1:1 cannot be reached" in done.stdout
+
+
+def test_a_bad_gateway_url_is_a_usage_error(tmp_path: Path) -> None:
+    done = run_pytest(tmp_path, "--ganymede", "--ganymede-gateway-url", "gateway:8888")
+    assert done.returncode == pytest.ExitCode.USAGE_ERROR
+    assert "give an http:// or https:// URL" in done.stderr

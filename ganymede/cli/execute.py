@@ -353,13 +353,13 @@ def _check_usage(
 
 def _gateway(url: str | None, token: str | None) -> Gateway | None:
     """The gateway the kernels run on, from ``--gateway-url`` or ``[execute] gateway_url``."""
-    if not url:
-        return None
-    if not url.startswith(("http://", "https://")):
-        fail(f"--gateway-url {url}: give an http:// or https:// URL", EXIT_USAGE, COMMAND)
-    from ganymede.execute.kernel import Gateway
+    from ganymede.errors import UsageError
+    from ganymede.execute.kernel import gateway_at
 
-    return Gateway(url.rstrip("/"), token or None)
+    try:
+        return gateway_at(url, token)
+    except UsageError as error:
+        fail(str(error), EXIT_USAGE, COMMAND)
 
 
 def _host_defaults(config: HostConfig, grants: list[str]) -> Grant:

@@ -27,7 +27,7 @@ from jupyter_client.channels import AsyncZMQSocketChannel
 from jupyter_client.kernelspec import NATIVE_KERNEL_NAME
 from jupyter_client.manager import AsyncKernelManager
 
-from ganymede.errors import KernelDied, RunTimeout
+from ganymede.errors import KernelDied, RunTimeout, UsageError
 from ganymede.execute.timings import CellTimings
 
 HANDSHAKE_RESEND = 0.1
@@ -84,6 +84,16 @@ class Gateway:
     """Its base URL, as jupyter_server's ``GatewayClient.url`` (``http://host:8888``)."""
     token: str | None = None
     """Sent as ``Authorization: token …``, as jupyter_server's ``GatewayClient`` sends it."""
+
+
+def gateway_at(url: str | None, token: str | None) -> Gateway | None:
+    """The gateway a run's kernels go to, as given (``--gateway-url``, ``[execute] gateway_url``);
+    None for none. UsageError for a URL that is not http(s)."""
+    if not url:
+        return None
+    if not url.startswith(("http://", "https://")):
+        raise UsageError(f"gateway URL {url}: give an http:// or https:// URL")
+    return Gateway(url.rstrip("/"), token or None)
 
 
 async def start_kernel(launch: KernelLaunch, startup_timeout: float) -> RunKernel:

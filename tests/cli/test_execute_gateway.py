@@ -138,7 +138,7 @@ def test_a_bad_url_is_a_usage_error(tmp_path: Path) -> None:
     write_notebook(tmp_path / "nb.ipynb", code("print(1)"))
     done = ganymede("--gateway-url", "gateway:8888", "nb.ipynb", cwd=tmp_path)
     assert done.returncode == 2
-    assert "give an http:// or https:// URL" in done.stderr
+    assert "gateway URL gateway:8888: give an http:// or https:// URL" in done.stderr
 
 
 def test_timeout_ends_the_run(gateway: Gateway, tmp_path: Path) -> None:
