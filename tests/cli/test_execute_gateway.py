@@ -168,3 +168,21 @@ def test_interrupt_on_timeout_goes_on_through_the_gateways_interrupt(
     cells = json.loads(path.read_text())["cells"]
     assert cells[0]["outputs"][-1]["ename"] == "KeyboardInterrupt"
     assert cells[1]["outputs"][0]["text"] == ["after\n"]
+
+
+def test_a_kernel_dying_on_the_gateway_ends_the_run_as_dead(
+    gateway: Gateway, tmp_path: Path
+) -> None:
+    path = write_notebook(
+        tmp_path / "dies.ipynb",
+        code("print('before')"),
+        code("import os\nos._exit(1)"),
+        code("print('never')"),
+    )
+    done = on_gateway(gateway, "dies.ipynb", cwd=tmp_path)
+    assert done.returncode == 4, done.stderr
+    assert "while running cell 1" in done.stderr
+    cells = json.loads(path.read_text())["cells"]
+    assert cells[0]["outputs"][0]["text"] == ["before\n"]
+    assert cells[2]["outputs"] == []
+    assert gateway_kernels(gateway) == []
