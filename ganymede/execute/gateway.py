@@ -63,9 +63,14 @@ class GatewayKernel(RunKernel):
         http = httpx.AsyncClient(
             base_url=gateway.url.rstrip("/"), headers=headers, timeout=startup_timeout
         )
+        creating = asyncio.ensure_future(_create(http, gateway, launch))
         try:
-            kernel_id = await _create(http, gateway, launch)
+            kernel_id = await asyncio.shield(creating)
         except BaseException:
+            # Cancelled (a warmed kernel no longer wanted) while the gateway was starting it:
+            # wait for its id so that it is deleted, not left running there.
+            with contextlib.suppress(Exception):
+                await http.delete(_kernel_path(await creating))
             await http.aclose()
             raise
         kernel = cls(gateway, kernel_id, http, Session(username="ganymede"))
@@ -177,7 +182,11 @@ class GatewayKernel(RunKernel):
             await self.http.aclose()
 
     def _kernel_path(self) -> str:
-        return f"{KERNELS_ENDPOINT}/{quote(self.kernel_id, safe='')}"
+        return _kernel_path(self.kernel_id)
+
+
+def _kernel_path(kernel_id: str) -> str:
+    return f"{KERNELS_ENDPOINT}/{quote(kernel_id, safe='')}"
 
 
 async def _create(http: httpx.AsyncClient, gateway: Gateway, launch: KernelLaunch) -> str:

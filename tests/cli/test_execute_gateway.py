@@ -186,3 +186,25 @@ def test_a_kernel_dying_on_the_gateway_ends_the_run_as_dead(
     assert cells[0]["outputs"][0]["text"] == ["before\n"]
     assert cells[2]["outputs"] == []
     assert gateway_kernels(gateway) == []
+
+
+async def test_kernels_warmed_on_the_gateway_for_nothing_are_deleted(
+    gateway: Gateway, tmp_path: Path
+) -> None:
+    from ganymede.execute import NotebookQueue
+    from ganymede.execute.kernel import gateway_at
+    from tests.execute.notebooks import notebook, request
+
+    remote = gateway_at(gateway.url, TOKEN)
+    first = request(tmp_path, notebook("x = 1"), name="first.ipynb", gateway=remote)
+    later = [
+        request(tmp_path, notebook("x = 2"), name=f"later{n}.ipynb", gateway=remote)
+        for n in range(2)
+    ]
+    queue = NotebookQueue()
+    try:
+        outcome = await queue.run(first, then=later)
+        assert outcome.status == "ok", outcome.error
+    finally:
+        await queue.aclose()
+    assert gateway_kernels(gateway) == []
