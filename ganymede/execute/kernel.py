@@ -5,6 +5,9 @@ Start-up dominates short runs, so this skips the fixed waits of ``wait_for_ready
 message (which proves the subscription is live, so no output of the first cell is lost). The IPC
 transport gives each kernel socket files in its own private directory: no TCP port races between
 kernels started side by side.
+
+``RunKernel`` holds those rules whatever carries the messages; ``Kernel`` is a process on this
+machine over zmq, ``gateway.GatewayKernel`` one on a Jupyter kernel gateway over its websocket.
 """
 
 from __future__ import annotations
@@ -259,7 +262,7 @@ class Kernel(RunKernel):
 
     def __init__(self, manager: AsyncKernelManager, client: AsyncKernelClient, home: Path) -> None:
         super().__init__()
-        self.manager = manager
+        self.manager: AsyncKernelManager = manager
         self.client = client
         self.home = home
         self._poller = zmq.asyncio.Poller()
