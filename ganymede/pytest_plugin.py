@@ -37,9 +37,10 @@ SKIPPED_DIRECTORIES = frozenset({".ipynb_checkpoints", "_build"})
 """JupyterLab's checkpoints and built docs hold copies of notebooks, not notebooks to test."""
 
 
-WARM_AHEAD = 2
-"""Kernels warming for the next notebooks while one runs: start-up is most of a short
-notebook's run, and two starting side by side keep both cores of a small CI machine busy."""
+WARM_AHEAD = 4
+"""Kernels warming for the next notebooks while one runs. Start-up is most of a short
+notebook's run and is partly waiting (process spawn, the handshake), so even on two cores four
+start-ups side by side finish sooner than two (BENCHMARKS.md)."""
 
 
 class NotebookWarning(UserWarning):
