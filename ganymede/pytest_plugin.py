@@ -4,7 +4,8 @@ pytest loads this module into every run in an environment where Ganymede is inst
 ``pytest11`` entry point), so it adds its options and nothing else unless ``--ganymede`` is given;
 the runner, jupyter_client and the kernels are imported only then. A notebook passes when its run
 ends ``ok``: the ``raises-exception`` and ``skip-execution`` tags, parameters, timeouts and the
-kernel work as under ``ganymede execute``. A failure reports the failing cell's source and its
+kernel work as under ``ganymede execute``, and nbmake's ``metadata.execution`` settings
+(``timeout``, ``allow_errors``) are honoured. A failure reports the failing cell's source and its
 traceback as plain text; the run's warnings become pytest warnings, and its named results
 become the item's user properties (JUnit XML ``<property>`` elements).
 
@@ -240,15 +241,13 @@ class _Runs:
         self.loop: asyncio.AbstractEventLoop = asyncio.new_event_loop()
         self.queue: NotebookQueue = NotebookQueue()
 
-    def request(self, path: Path, notebook: dict[str, Any]) -> RunRequest:
+    def request(
+        self, path: Path, notebook: dict[str, Any], overrides: dict[str, Any]
+    ) -> RunRequest:
         from ganymede.execute import RunRequest
 
-        return RunRequest(
-            path=path,
-            notebook=notebook,
-            host=self.host.attach_for(path),
-            **self.options,
-        )
+        options = {**self.options, **overrides}
+        return RunRequest(path=path, notebook=notebook, host=self.host.attach_for(path), **options)
 
     def run(self, request: RunRequest, following: list[RunRequest]) -> RunOutcome:
         return self.loop.run_until_complete(self.queue.run(request, then=following))
@@ -259,6 +258,27 @@ class _Runs:
         finally:
             self.loop.close()
             self.host.close()
+
+
+def _nbmake_settings(notebook: dict[str, Any], path: str) -> dict[str, Any]:
+    """nbmake's per-notebook settings, ``metadata.execution.timeout`` and ``allow_errors``,
+    which win over the session's as they do under nbmake; InvalidNotebook if mistyped."""
+    from ganymede.errors import InvalidNotebook
+
+    execution = notebook.get("metadata", {}).get("execution")
+    if not isinstance(execution, dict):
+        return {}
+    settings: dict[str, Any] = {}
+    if "timeout" in execution:
+        timeout = execution["timeout"]
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+            raise InvalidNotebook(path, "metadata.execution.timeout must be a number of seconds")
+        settings["timeout"] = float(timeout)
+    if "allow_errors" in execution:
+        if not isinstance(execution["allow_errors"], bool):
+            raise InvalidNotebook(path, "metadata.execution.allow_errors must be true or false")
+        settings["allow_errors"] = execution["allow_errors"]
+    return settings
 
 
 class NotebookFile(pytest.File):
@@ -300,7 +320,8 @@ class NotebookItem(pytest.Item):
             except OSError as error:
                 raise InvalidNotebook(str(self.path), error.strerror or str(error)) from None
             notebook = parse_notebook(content, str(self.path))
-            self._run_request = self._runs().request(self._shown_path(), notebook)
+            overrides = _nbmake_settings(notebook, str(self.path))
+            self._run_request = self._runs().request(self._shown_path(), notebook, overrides)
         return self._run_request
 
     def _shown_path(self) -> Path:

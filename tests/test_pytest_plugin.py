@@ -283,3 +283,28 @@ def test_a_bad_gateway_url_is_a_usage_error(tmp_path: Path) -> None:
     done = run_pytest(tmp_path, "--ganymede", "--ganymede-gateway-url", "gateway:8888")
     assert done.returncode == pytest.ExitCode.USAGE_ERROR
     assert "give an http:// or https:// URL" in done.stderr
+
+
+def with_execution(nb: dict[str, object], **execution: object) -> dict[str, object]:
+    metadata = nb["metadata"]
+    assert isinstance(metadata, dict)
+    metadata["execution"] = execution
+    return nb
+
+
+def test_nbmakes_notebook_settings_win(tmp_path: Path) -> None:
+    write(
+        tmp_path / "slow.ipynb",
+        with_execution(notebook("import time\ntime.sleep(60)"), timeout=0.5),
+    )
+    write(
+        tmp_path / "errors.ipynb",
+        with_execution(notebook("1 / 0", "print('after')"), allow_errors=True),
+    )
+    write(tmp_path / "bad.ipynb", with_execution(notebook("x = 1"), timeout="soon"))
+    done = run_pytest(tmp_path, "--ganymede", "--ganymede-timeout=30")
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "2 failed, 1 passed" in done.stdout
+    assert "slow.ipynb: cell 0 (id " in done.stdout
+    assert "ran longer than 0.5 s" in done.stdout
+    assert "metadata.execution.timeout must be a number of seconds" in done.stdout
