@@ -3,6 +3,8 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# jupyter-ai 3, layered on the test venv so its server extensions load only where a test asks.
+AI_STAMP := $(VENV)-jupyter-ai/.installed-stamp
 # Debian packages the test suite needs (installed only when missing).
 APT_PACKAGES ?= chromium
 PYTEST_ARGS ?=
@@ -12,7 +14,7 @@ PYTEST_ARGS ?=
 serve: setup
 	$(BIN)/ganymede serve examples
 
-test: setup
+test: setup $(AI_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	# pytest exits 5 when it collected nothing: make treats that as the failure it is.
@@ -25,6 +27,11 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[test,lab]'
 	touch $(STAMP)
+
+$(AI_STAMP): $(STAMP) tests/jupyter_ai_env.py
+	rm -rf $(VENV)-jupyter-ai
+	$(BIN)/python tests/jupyter_ai_env.py
+	touch $(AI_STAMP)
 
 system-packages:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -45,4 +52,4 @@ bench: setup
 	$(BIN)/python bench/execute.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(VENV)-jupyter-ai .pytest_cache .ruff_cache
