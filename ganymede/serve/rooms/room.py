@@ -51,7 +51,9 @@ class DocumentRoom(AwarenessRoom):
     (base, the room, the file) before anything is written over it.
 
     A ``read_only`` room (another server owns the file, see ``lock``) still takes in the
-    file's changes, but never saves and undoes every edit its clients send.
+    file's changes, but never saves and undoes every edit its clients send. In any room, a
+    client let in as a ``viewer`` (its user may read the file but not write it) is treated so:
+    it sees every change live, its edits are undone and its save requests fail.
     """
 
     def __init__(
@@ -87,6 +89,7 @@ class DocumentRoom(AwarenessRoom):
         self._origin: Client | None = None
         self._own_change = False
         self._introduced: set[Client] = set()
+        self._viewers: set[Client] = set()
         self._save_lock = asyncio.Lock()
         self._autosave = Autosave(save_delay, self._save_quietly)
         self._subscription = document.doc.observe(self._on_change)
@@ -145,7 +148,12 @@ class DocumentRoom(AwarenessRoom):
 
     def leave(self, client: Client) -> None:
         self._introduced.discard(client)
+        self._viewers.discard(client)
         super().leave(client)
+
+    def view_only(self, client: Client) -> None:
+        """From now on ``client`` only watches: its edits are undone, its saves refused."""
+        self._viewers.add(client)
 
     async def handle(self, client: Client, message: protocol.Message) -> None:
         if isinstance(message, protocol.SyncStep1):
@@ -161,7 +169,7 @@ class DocumentRoom(AwarenessRoom):
                 raise FrameError("a document update before the client's SyncStep1")
             self._apply(client, message.update)
         elif isinstance(message, protocol.SaveRequest):
-            status = await self.save(explicit=True)
+            status = "failed" if client in self._viewers else await self.save(explicit=True)
             client.send(protocol.save_reply(message.save_id, status))
 
     async def save(self, *, explicit: bool = False) -> SaveStatus:
@@ -421,7 +429,7 @@ class DocumentRoom(AwarenessRoom):
         """Apply a client's update; FrameError if it is not a Yjs update (nothing applied)."""
         if update == EMPTY_UPDATE:
             return
-        if self.read_only:
+        if self.read_only or client in self._viewers:
             self._apply_and_undo(update)
             return
         self._origin = client
@@ -448,11 +456,16 @@ class DocumentRoom(AwarenessRoom):
         return ShapeGuard(shared) if isinstance(shared, YNotebook) else None
 
     def _apply_and_undo(self, update: bytes) -> None:
-        """A read-only room's answer to an edit: the edit and its undoing in one update, sent
-        to every client, so the sender's view snaps back and the others see no change."""
+        """The answer to an edit nobody may make here: the edit and its undoing in one update,
+        sent to every client, so the sender's view snaps back and the others see no change.
+
+        The unsaved mark goes back to what it was: the sender's edit set it, but the edits of
+        others (in a writable room) may still be unsaved.
+        """
         before = (
             self.document.copy() if self.document.kind.registered else self.document.shared.get()
         )
+        was_dirty = bool(self.document.shared.dirty)
         with self._own_changes():
             try:
                 self.document.doc.apply_update(update)
@@ -464,7 +477,7 @@ class DocumentRoom(AwarenessRoom):
                 patch_text(self.document.doc.get("source", type=Text), before)
             else:
                 patch_notebook(self.document.shared, before)  # type: ignore[arg-type]
-            self.document.mark_saved(self._file_hash, clean=True)
+            self.document.mark_saved(self._file_hash, clean=not was_dirty)
 
     @contextlib.contextmanager
     def _own_changes(self) -> Iterator[None]:
