@@ -19,7 +19,7 @@ from ganymede.execute.host_runs import run_for_host
 from ganymede.fileid import FileIdStore
 from ganymede.host.responder import HostResponder
 from ganymede.host.runs import Runs
-from ganymede.serve import compat
+from ganymede.serve import compat, metrics
 from ganymede.serve.agents.manager import AGENTS_SETTINGS_KEY, Agents
 from ganymede.serve.contents import GanymedeContentsManager
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
@@ -66,6 +66,7 @@ class GanymedeExtension(ExtensionApp):
             log=self.log,
         )
         self.settings[ROOMS_SETTINGS_KEY] = rooms
+        rooms.observe(metrics.RoomCounts())
         self.context.on_stop(rooms.stop)
         compat.provide(
             self.settings,
@@ -88,6 +89,7 @@ class GanymedeExtension(ExtensionApp):
             editor=HostRooms(rooms, file_ids),
             run_notebook=run_for_host,
             log=self.log,
+            on_answer=metrics.count_host_call,
         )
         host_comms = drive_host_comms(
             self.serverapp.kernel_manager,

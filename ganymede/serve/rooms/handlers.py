@@ -32,6 +32,7 @@ from ganymede.errors import (
     UsageError,
 )
 from ganymede.fileid import os_path_of
+from ganymede.serve import metrics
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
 from ganymede.serve.identity import login_name
 from ganymede.serve.roles import CONTENTS, READ, WRITE, allows
@@ -166,6 +167,7 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         if not self._may_write and isinstance(room, DocumentRoom):
             room.view_only(self)  # before the client's first frame: tornado waits for open
         self.room = room
+        metrics.ROOM_CLIENTS.inc()
 
     async def on_message(self, message: str | bytes) -> None:
         if self._outbox is not None:
@@ -195,6 +197,7 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         if self.room is not None:
             room_manager(self.settings).leave(self.room, self)
             self.room = None
+            metrics.ROOM_CLIENTS.dec()
 
     @property
     def user_name(self) -> str | None:

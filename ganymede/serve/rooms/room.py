@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -20,6 +21,7 @@ from pycrdt import Text, TransactionEvent
 from ganymede.agent import ANOTHER_PROGRAM, PERSON, Author, AuthorKind
 from ganymede.agent.attribution import NotebookAttribution
 from ganymede.errors import FrameError, InvalidNotebook, NotebookNotFound
+from ganymede.serve import metrics
 from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.autosave import Autosave
 from ganymede.serve.rooms.document import RoomDocument
@@ -187,7 +189,10 @@ class DocumentRoom(AwarenessRoom):
         if self.read_only:
             return "failed"
         async with self._save_lock:
+            started = time.perf_counter()
             status = await self._save_locked(explicit)
+            metrics.ROOM_SAVE_SECONDS.observe(time.perf_counter() - started)
+            metrics.ROOM_SAVES.labels(status).inc()
             await self._trust.sign_saved(self._saved_data, self.document.shared.path)
             if self._trust.marks_stale:  # outputs a client made up, in a cell marked trusted
                 self._mark_trusted_cells()
@@ -365,6 +370,8 @@ class DocumentRoom(AwarenessRoom):
         self.log.info(
             "room %s: took in a change to its file (%d conflicts)", self.name, len(merge.conflicts)
         )
+        metrics.FILE_CHANGES_TAKEN_IN.inc()
+        metrics.MERGE_CONFLICTS.inc(len(merge.conflicts))
         for conflict in merge.conflicts:
             self.log.warning(
                 "room %s: cell %s, %s: %s",
