@@ -6,16 +6,19 @@ server is shared, and other tests' rooms and saves count too.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from tests.serve.conftest import RunningServer
+from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
 from tests.serve.execution.conftest import execute, hashed, notebook_with
 from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import (
     edit_first_cell,
     notebook_bytes,
     open_session,
+    sources,
     sources_on_disk,
     write,
 )
@@ -77,6 +80,33 @@ async def test_a_change_on_disk_is_counted_as_taken_in(
         await eventually(
             lambda: value(figures(api), taken) >= value(before, taken) + 1, "the change taken in"
         )
+
+
+async def test_a_part_both_changed_is_counted_as_a_conflict(tmp_path: Path) -> None:
+    """The room's edit stays unsaved (autosave far off) while another program changes the same
+    cell: the file wins that part, and the conflict is counted."""
+    root = tmp_path / "root"
+    write(root / "ganymede.toml", b"[serve]\nsave_delay = 60.0\n")
+    notebook = write(root / "both.ipynb", notebook_bytes("a = 1"))
+    server = start_server(root, jupyter_env(tmp_path / "jupyter"))
+    conflicts = "ganymede_room_merge_conflicts_total"
+    try:
+        with server.client() as api:
+            name, session = open_session(api, "both.ipynb")
+            async with (
+                room_client(server, name, session) as client,
+                room_client(server, name, session) as other,
+            ):
+                edit_first_cell(client, " # room")
+                # Another client has it: the room has it.
+                await eventually(lambda: sources(other) == ["a = 1 # room"], "the edit to arrive")
+                before = value(figures(api), conflicts)
+                write(notebook, notebook_bytes("a = 2"))
+                await eventually(
+                    lambda: value(figures(api), conflicts) >= before + 1, "the conflict counted"
+                )
+    finally:
+        stop_server(server)
 
 
 def test_agent_sessions_open_and_close(server: RunningServer, api: httpx.Client) -> None:
