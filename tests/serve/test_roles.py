@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from jupyter_ydoc import YUnicode
 from tornado.httpclient import HTTPClientError
 
 from ganymede.serve.handlers import default_handlers
@@ -87,6 +88,28 @@ async def test_a_reader_sees_edits_live_and_cannot_change_the_file(server: Runni
         await eventually(
             lambda: sources_on_disk(notebook) == ["a = 1 # owner again", "b = 2"], "the autosave"
         )
+
+
+async def test_a_readers_edit_of_a_text_file_is_undone(server: RunningServer) -> None:
+    path = write(server.root / "notes.txt", b"one\n")
+    with server.client() as api:
+        name, session = open_session(api, "notes.txt", "text:file")
+    reader = as_user(server, "reader")
+    async with (
+        room_client(server, name, session) as owner,
+        room_client(reader, name, session) as rd,
+    ):
+        text: YUnicode = rd.shared  # type: ignore[assignment]
+        with text.ydoc.transaction():
+            text._ysource += "two\n"
+            text.ystate["dirty"] = True
+        await eventually(lambda: rd.shared.get() == "one\n", "the reader's edit undone")
+        owner_text: YUnicode = owner.shared  # type: ignore[assignment]
+        with owner_text.ydoc.transaction():
+            owner_text._ysource += "three\n"
+            owner_text.ystate["dirty"] = True
+        await eventually(lambda: path.read_text() == "one\nthree\n", "the owner's autosave")
+        await eventually(lambda: rd.shared.get() == "one\nthree\n", "the reader to see it")
 
 
 async def test_a_reader_undone_in_a_dirty_room_leaves_the_owners_unsaved_mark(
