@@ -1,5 +1,6 @@
 """The contents manager: jupyter_server's own, plus file ids and rooms that follow renames and
-deletes, and ``writable: false`` for a file another server's room owns."""
+deletes, and ``writable: false`` for a file another server's room owns or the user may not
+write."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from traitlets import Instance
 
 from ganymede.client.discover import running_servers
 from ganymede.fileid import FileIdStore
+from ganymede.serve.roles import CONTENTS, WRITE, request_allows
 from ganymede.serve.rooms import RoomManager
 
 
@@ -20,8 +22,9 @@ class GanymedeContentsManager(AsyncLargeFileManager):
 
     The store and the rooms are attached by the server extension, which is loaded after the
     contents manager exists; until then (or when used on its own) files are renamed and deleted
-    as usual. A file open in a read-only room reads as not writable, which is what makes
-    JupyterLab show it read-only.
+    as usual. A file open in a read-only room, or one the user may not write (the Authorizer
+    says so, see ``roles``), reads as not writable, which is what makes JupyterLab show it
+    read-only.
     """
 
     file_ids = Instance(FileIdStore, allow_none=True)
@@ -38,7 +41,10 @@ class GanymedeContentsManager(AsyncLargeFileManager):
         model: dict[str, Any] = await super().get(
             path, content=content, type=type, format=format, require_hash=require_hash
         )
-        if self.rooms is not None and model["type"] != "directory" and self.rooms.read_only(path):
+        in_read_only_room = (
+            self.rooms is not None and model["type"] != "directory" and self.rooms.read_only(path)
+        )
+        if in_read_only_room or (model["writable"] and not await request_allows(WRITE, CONTENTS)):
             model["writable"] = False
         return model
 

@@ -17,6 +17,7 @@ class it served, so a method shared by handlers on different resources would che
 from __future__ import annotations
 
 from jupyter_core.utils import ensure_async
+from jupyter_server import CallContext
 from jupyter_server.base.handlers import JupyterHandler
 
 READ = "read"
@@ -39,3 +40,17 @@ async def allows(handler: JupyterHandler, action: str, resource: str) -> bool:
         return False
     decision = handler.authorizer.is_authorized(handler, user, action, resource)
     return bool(await ensure_async(decision))
+
+
+async def request_allows(action: str, resource: str) -> bool:
+    """Whether the request being served lets its user do ``action`` on ``resource``; True
+    outside a request (the server's own work).
+
+    For code below the handlers, which jupyter_server hands no handler: the contents manager
+    reports a file a viewer may not write as ``writable: false``, so JupyterLab shows it
+    read-only instead of letting the viewer type edits its room undoes.
+    """
+    handler = CallContext.get(CallContext.JUPYTER_HANDLER)
+    if not isinstance(handler, JupyterHandler):
+        return True
+    return await allows(handler, action, resource)

@@ -90,6 +90,18 @@ async def test_a_reader_sees_edits_live_and_cannot_change_the_file(server: Runni
         )
 
 
+def test_the_contents_api_shows_a_reader_the_file_read_only(server: RunningServer) -> None:
+    """So JupyterLab shows it read-only rather than letting the reader type edits it undoes."""
+    write(server.root / "shown.ipynb", notebook_bytes("a = 1"))
+    for name, writable in (("reader", False), ("editor", True)):
+        with as_user(server, name).client() as api:
+            model = api.get("api/contents/shown.ipynb", params={"content": 0})
+            assert model.status_code == 200, model.text
+            assert model.json()["writable"] is writable, name
+    with server.client() as api:
+        assert api.get("api/contents/shown.ipynb", params={"content": 0}).json()["writable"]
+
+
 async def test_a_readers_edit_of_a_text_file_is_undone(server: RunningServer) -> None:
     path = write(server.root / "notes.txt", b"one\n")
     with server.client() as api:
