@@ -62,7 +62,8 @@ class ExecuteHandler(APIHandler):
     @authorized(EXECUTE, KERNELS)
     async def post(self, kernel_id: str) -> None:
         if not await allows(self, WRITE, CONTENTS):
-            raise web.HTTPError(HTTPStatus.FORBIDDEN, "a run writes outputs into the notebook")
+            why = "User is not authorized to write on resource: contents (a run writes outputs)."
+            raise web.HTTPError(HTTPStatus.FORBIDDEN, why)
         executions: Executions = self.settings[EXECUTIONS_SETTINGS_KEY]
         try:
             request = parse_execute_body(json.loads(self.request.body or b"null"))
