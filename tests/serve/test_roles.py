@@ -19,6 +19,7 @@ import httpx
 import pytest
 from jupyter_ydoc import YUnicode
 from tornado.httpclient import HTTPClientError
+from tornado.websocket import websocket_connect
 
 from ganymede.serve.handlers import default_handlers
 from ganymede.serve.rooms import protocol
@@ -224,6 +225,13 @@ async def test_runs_need_execute_on_kernels(server: RunningServer, kernel: str) 
         async with httpx.AsyncClient(base_url=user.base, params={"token": user.token}) as client:
             refused = await execute(client, kernel, document, cells)
             assert refused.status_code == 403, (name, refused.text)
+    # The kernel's own websocket asks the same (jupyter_server's check, with Ganymede's
+    # connection class behind it).
+    editor = as_user(server, "editor")
+    channels = editor.base.replace("http", "ws", 1) + f"api/kernels/{kernel}/channels"
+    with pytest.raises(HTTPClientError) as refused_socket:
+        await websocket_connect(f"{channels}?token={editor.token}")
+    assert refused_socket.value.code == 403
     runner = as_user(server, "runner")
     async with httpx.AsyncClient(
         base_url=runner.base, params={"token": runner.token}, timeout=60
