@@ -103,6 +103,25 @@ def test_the_contents_api_shows_a_reader_the_file_read_only(server: RunningServe
         assert api.get("api/contents/shown.ipynb", params={"content": 0}).json()["writable"]
 
 
+async def test_a_cell_a_reader_deletes_comes_back_as_it_was(server: RunningServer) -> None:
+    notebook = write(server.root / "kept.ipynb", notebook_bytes("a = 1", "b = 2"))
+    reader = as_user(server, "reader")
+    with server.client() as api:
+        name, session = open_session(api, "kept.ipynb")
+    owner_client, reader_client = (
+        room_client(server, name, session),
+        room_client(reader, name, session),
+    )
+    async with owner_client as owner, reader_client as rd:
+        ids = [cell["id"] for cell in owner.shared.ycells]  # type: ignore[attr-defined]
+        del rd.shared.ycells[0]  # type: ignore[attr-defined]
+        await eventually(lambda: sources(rd) == ["a = 1", "b = 2"], "the cell back")
+        assert [cell["id"] for cell in rd.shared.ycells] == ids  # type: ignore[attr-defined]
+        assert sources(owner) == ["a = 1", "b = 2"]
+        assert [cell["id"] for cell in owner.shared.ycells] == ids  # type: ignore[attr-defined]
+    assert sources_on_disk(notebook) == ["a = 1", "b = 2"]
+
+
 async def test_a_readers_edit_of_a_text_file_is_undone(server: RunningServer) -> None:
     path = write(server.root / "notes.txt", b"one\n")
     with server.client() as api:
