@@ -9,7 +9,9 @@ websocket upgrade; runs need ``execute`` on kernels; grants are their own resour
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
+import tempfile
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -170,6 +172,36 @@ async def test_a_reader_undone_in_a_dirty_room_leaves_the_owners_unsaved_mark(
         assert sources_on_disk(notebook) == ["a = 1 # unsaved"]
     finally:
         stop_server(server)
+
+
+def file_modes_bind_this_process() -> bool:
+    """False for a superuser (root with its usual capabilities), who may write any file."""
+    with tempfile.NamedTemporaryFile() as probe:
+        os.chmod(probe.name, 0o444)
+        return not os.access(probe.name, os.W_OK)
+
+
+@pytest.mark.skipif(
+    not file_modes_bind_this_process(),
+    reason="a superuser writes any file (as root: setpriv --bounding-set=-dac_override)",
+)
+async def test_a_file_whose_mode_forbids_writing_gets_only_viewers(server: RunningServer) -> None:
+    """jupyter-collaboration#324: there a read-only file takes edits and fails its save with a
+    500. Here the room undoes them; and an atomic replace, which would swap the file whatever
+    its mode, is never tried."""
+    notebook = write(server.root / "locked.ipynb", notebook_bytes("a = 1"))
+    original = notebook.read_bytes()
+    notebook.chmod(0o444)
+    with server.client() as api:
+        name, session = open_session(api, "locked.ipynb")
+        assert (
+            api.get("api/contents/locked.ipynb", params={"content": 0}).json()["writable"] is False
+        )
+    async with room_client(server, name, session) as owner:
+        edit_first_cell(owner, " # edit")
+        await eventually(lambda: sources(owner) == ["a = 1"], "the edit undone")
+        assert await save(owner, 5) == {"type": "save", "responseTo": 5, "status": "failed"}
+    assert notebook.read_bytes() == original
 
 
 async def test_a_user_who_may_not_read_is_refused_before_the_upgrade(

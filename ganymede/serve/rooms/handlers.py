@@ -7,7 +7,8 @@ frontend acts on: 1003 with a JSON reason for an unknown session (a dialog offer
 4404 for a file that is gone, 4400 for one the room cannot read.
 
 Both need ``read`` on ``contents`` (a user without it is refused 403, the websocket before its
-upgrade); a connection whose user may not also ``write`` is a viewer's (see ``DocumentRoom``).
+upgrade); a connection whose user may not also ``write``, or to a file whose mode makes it
+read-only, is a viewer's (see ``DocumentRoom``).
 """
 
 from __future__ import annotations
@@ -164,7 +165,7 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         if self._gone:  # the client hung up while the room was opening
             rooms.leave(room, self)
             return
-        if not self._may_write and isinstance(room, DocumentRoom):
+        if isinstance(room, DocumentRoom) and not (self._may_write and room.file.writable()):
             room.view_only(self)  # before the client's first frame: tornado waits for open
         self.room = room
         metrics.ROOM_CLIENTS.inc()
