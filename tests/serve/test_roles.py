@@ -201,6 +201,16 @@ async def test_a_file_whose_mode_forbids_writing_gets_only_viewers(server: Runni
         edit_first_cell(owner, " # edit")
         await eventually(lambda: sources(owner) == ["a = 1"], "the edit undone")
         assert await save(owner, 5) == {"type": "save", "responseTo": 5, "status": "failed"}
+        with server.client() as api:  # an agent is refused too, saying why
+            opened = api.post("api/agent/sessions", json={"agent": "locked-agent"})
+            agent = opened.json()["session"]
+            body = {"session": agent, "path": "locked.ipynb", "op": "add", "source": "b = 2"}
+            refused = api.post("api/agent/cells", json=body)
+            assert refused.status_code == 409, refused.text
+            assert refused.json() == {
+                "error": "read_only",
+                "message": "locked.ipynb is read-only here: its file's mode forbids writing it",
+            }
     assert notebook.read_bytes() == original
 
 

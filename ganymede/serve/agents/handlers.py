@@ -3,7 +3,8 @@
 Every answer is JSON. A refusal is ``{"error": <code>, "message": <sentence>}``: 400
 ``bad_request`` (a malformed body or path), 404 ``unknown_session`` / ``unknown_mark`` /
 ``not_found`` / ``no_such_cell``, 409 ``changed_since_read`` (with ``cell`` as it is now and
-``by``, who changed it), 409 ``read_only`` (another server owns the file), 409 ``exists``;
+``by``, who changed it), 409 ``read_only`` (another server owns the file, or its mode forbids
+writing it), 409 ``exists``;
 a failed notebook run answers 422 with the host API's code (``denied``, ``failed``, …).
 
 What the Authorizer is asked is what the endpoint does, whatever its HTTP method: sessions,

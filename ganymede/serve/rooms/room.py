@@ -153,6 +153,15 @@ class DocumentRoom(AwarenessRoom):
         self._viewers.discard(client)
         super().leave(client)
 
+    def write_refusal(self) -> str | None:
+        """Why nothing may be written into this room (its edits would never reach the file),
+        or None: another server owns the file, or the file's mode forbids writing it."""
+        if self.read_only:
+            return "another server owns its file"
+        if not self.file.writable():
+            return "its file's mode forbids writing it"
+        return None
+
     def view_only(self, client: Client) -> None:
         """From now on ``client`` only watches: its edits are undone, its saves refused."""
         self._viewers.add(client)
