@@ -54,8 +54,9 @@ class DocumentRoom(AwarenessRoom):
 
     A ``read_only`` room (another server owns the file, see ``lock``) still takes in the
     file's changes, but never saves and undoes every edit its clients send. In any room, a
-    client let in as a ``viewer`` (its user may read the file but not write it) is treated so:
-    it sees every change live, its edits are undone and its save requests fail.
+    client let in as a viewer (``view_only``: its user may read the file but not write it, or
+    the file's mode forbids writing) is treated so: it sees every change live, its edits are
+    undone and its save requests fail.
     """
 
     def __init__(
