@@ -2,8 +2,9 @@
 
 ``TokenUsers`` gives each token in ``TOKENS`` its own named user (the server's own token stays
 an anonymous user, as in any ``jupyter server``); ``Roles`` lets each named user do only what
-``ROLES`` lists, and everyone else (the server's own token) everything. A server takes them with
-``--ServerApp.identity_provider_class=tests.serve.roles.TokenUsers`` and
+``ROLES`` lists, or everything but what ``DENIALS`` lists (a viewer in JupyterLab, who still
+lists files and runs kernels), and everyone else (the server's own token) everything. A server
+takes them with ``--ServerApp.identity_provider_class=tests.serve.roles.TokenUsers`` and
 ``--ServerApp.authorizer_class=tests.serve.roles.Roles``.
 """
 
@@ -24,7 +25,8 @@ ROLES: dict[str, set[tuple[str, str]]] = {
     "runner": {READ_CONTENTS, WRITE_CONTENTS, EXECUTE_KERNELS},
     "nobody": set(),
 }
-TOKENS = {f"{name}-token": name for name in ROLES}
+DENIALS: dict[str, set[tuple[str, str]]] = {"viewer": {WRITE_CONTENTS}}
+TOKENS = {f"{name}-token": name for name in (*ROLES, *DENIALS)}
 
 SERVER_OPTIONS = (
     "--ServerApp.identity_provider_class=tests.serve.roles.TokenUsers",
@@ -47,8 +49,11 @@ class TokenUsers(IdentityProvider):
 
 
 class Roles(Authorizer):
-    """What ``ROLES`` lists for named users; everything for the server's own token."""
+    """What ``ROLES`` lists, or all but what ``DENIALS`` lists; everything for the server's own
+    token."""
 
     def is_authorized(self, handler: Any, user: User, action: str, resource: str) -> bool:
+        if user.username in DENIALS:
+            return (action, resource) not in DENIALS[user.username]
         allowed = ROLES.get(user.username)
         return allowed is None or (action, resource) in allowed
