@@ -23,8 +23,7 @@ class GanymedeContentsManager(AsyncLargeFileManager):
     The store and the rooms are attached by the server extension, which is loaded after the
     contents manager exists; until then (or when used on its own) files are renamed and deleted
     as usual. A file open in a read-only room, or one the user may not write (the Authorizer
-    says so, see ``roles``), reads as not writable, which is what makes JupyterLab show it
-    read-only.
+    says so, see ``roles``), reads as not writable, as one the server may not write does.
     """
 
     file_ids = Instance(FileIdStore, allow_none=True)

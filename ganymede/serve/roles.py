@@ -47,8 +47,8 @@ async def request_allows(action: str, resource: str) -> bool:
     outside a request (the server's own work).
 
     For code below the handlers, which jupyter_server hands no handler: the contents manager
-    reports a file a viewer may not write as ``writable: false``, so JupyterLab shows it
-    read-only instead of letting the viewer type edits its room undoes.
+    reports a file a viewer may not write as ``writable: false``, as jupyter_server reports a
+    file the server may not write.
     """
     handler = CallContext.get(CallContext.JUPYTER_HANDLER)
     if not isinstance(handler, JupyterHandler):

@@ -94,7 +94,7 @@ async def test_a_reader_sees_edits_live_and_cannot_change_the_file(server: Runni
 
 
 def test_the_contents_api_shows_a_reader_the_file_read_only(server: RunningServer) -> None:
-    """So JupyterLab shows it read-only rather than letting the reader type edits it undoes."""
+    """As jupyter_server shows a file the server may not write."""
     write(server.root / "shown.ipynb", notebook_bytes("a = 1"))
     for name, writable in (("reader", False), ("editor", True)):
         with as_user(server, name).client() as api:
