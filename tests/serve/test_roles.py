@@ -315,9 +315,7 @@ def test_agents_run_only_with_execute_and_edit_only_with_write(server: RunningSe
                 "api/agent/cells",
                 json={"session": session, "path": "agent.ipynb", "op": "add", "source": "b = 2"},
             )
-            assert (added.status_code == 200) is may_edit, added.text
-            if not may_edit:
-                assert added.status_code == 403
+            assert added.status_code == (200 if may_edit else 403), added.text
             run = api.post(
                 "api/agent/run", json={"session": session, "path": "agent.ipynb", "ids": []}
             )
