@@ -38,6 +38,8 @@ LOWER_BOUNDS: dict[tuple[str, str], tuple[float, bool]] = {
     ("execute", "timeout"): (0, False),
     ("execute", "startup_timeout"): (0, False),
     ("agent", "settle"): (0, True),  # 0: report each change at once
+    ("history", "max_age_days"): (0, False),
+    ("history", "max_mb_per_document"): (0, False),
 }
 
 
@@ -79,11 +81,20 @@ class AgentConfig:
 
 
 @dataclass
+class HistoryConfig:
+    """Bounds of each document's history (``ganymede.history``); oldest points go first."""
+
+    max_age_days: float = 30.0
+    max_mb_per_document: float = 50.0
+
+
+@dataclass
 class Config:
     serve: ServeConfig = field(default_factory=ServeConfig)
     host: HostConfig = field(default_factory=HostConfig)
     execute: ExecuteConfig = field(default_factory=ExecuteConfig)
     agent: AgentConfig = field(default_factory=AgentConfig)
+    history: HistoryConfig = field(default_factory=HistoryConfig)
     source: Path | None = None
 
 
