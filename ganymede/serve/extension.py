@@ -17,6 +17,7 @@ from ganymede.core import Notebooks
 from ganymede.core.search_cache import SearchCache
 from ganymede.execute.host_runs import run_for_host
 from ganymede.fileid import FileIdStore
+from ganymede.history import Bounds, HistoryStore
 from ganymede.host.responder import HostResponder
 from ganymede.host.runs import Runs
 from ganymede.serve import compat, metrics
@@ -30,6 +31,7 @@ from ganymede.serve.kernels.host_rooms import HostRooms, room_notebook_reader
 from ganymede.serve.kernels.manager import drive_host_comms
 from ganymede.serve.kernels.notebooks import NotebookKernels
 from ganymede.serve.rooms import ROOMS_SETTINGS_KEY, RoomManager
+from ganymede.serve.rooms.history import HistoryRecorder
 
 
 class GanymedeExtension(ExtensionApp):
@@ -54,6 +56,8 @@ class GanymedeExtension(ExtensionApp):
         file_ids = FileIdStore(root, log=self.log)
         self.context = GanymedeContext(config=config, root=root, file_ids=file_ids, log=self.log)
         self.settings[SETTINGS_KEY] = self.context
+        bounds = Bounds(config.history.max_age_days, config.history.max_mb_per_document)
+        history = HistoryRecorder(HistoryStore(bounds=bounds, log=self.log), log=self.log)
         rooms = RoomManager(
             file_ids,
             hash_algorithm=getattr(self.serverapp.contents_manager, "hash_algorithm", "sha256"),
@@ -63,6 +67,7 @@ class GanymedeExtension(ExtensionApp):
             settle_max=config.serve.settle_max,
             runtime_dir=Path(self.serverapp.runtime_dir),
             kernel_outputs=self.context.kernel_outputs,
+            history=history,
             log=self.log,
         )
         self.settings[ROOMS_SETTINGS_KEY] = rooms

@@ -31,6 +31,7 @@ from ganymede.errors import NotebookNotFound
 from ganymede.fileid import FileIdStore
 from ganymede.serve.rooms.document import DocumentKind, RoomDocument
 from ganymede.serve.rooms.file import RoomFile
+from ganymede.serve.rooms.history import HistoryRecorder
 from ganymede.serve.rooms.lock import LockKeeper, RoomLock
 from ganymede.serve.rooms.presence import AwarenessRoom, Client
 from ganymede.serve.rooms.protocol import RoomName
@@ -74,10 +75,12 @@ class RoomManager:
         settle_max: float = 5.0,
         runtime_dir: Path | None = None,
         kernel_outputs: KernelOutputs | None = None,
+        history: HistoryRecorder | None = None,
         log: logging.Logger | None = None,
     ) -> None:
         """``kernel_outputs``: what the server's kernels sent (none: no client-written rich
-        output is trusted)."""
+        output is trusted); ``history``: where document rooms record their updates (none: they
+        keep no history)."""
         self.session_id = str(uuid.uuid4())
         self.file_ids = file_ids
         self.hash_algorithm = hash_algorithm
@@ -85,6 +88,7 @@ class RoomManager:
         self.grace_period = grace_period
         self.runtime_dir = runtime_dir if runtime_dir is not None else Path(jupyter_runtime_dir())
         self.kernel_outputs = kernel_outputs if kernel_outputs is not None else KernelOutputs()
+        self.history = history
         self.log = log if log is not None else logging.getLogger(__name__)
         self._rooms: dict[str, AwarenessRoom] = {}
         self._opening: dict[str, asyncio.Future[AwarenessRoom]] = {}
@@ -226,6 +230,8 @@ class RoomManager:
         self._rooms.clear()
         closing = list(self._closing.values())
         await asyncio.gather(*closing, *(self._close(room) for room in rooms))
+        if self.history is not None:
+            await self.history.stop()  # the rooms' last saves are in it
 
     async def _open(self, name: RoomName) -> AwarenessRoom:
         previous = self._closing.get(name.text)
@@ -276,6 +282,8 @@ class RoomManager:
             read_only=read_only,
         )
         self._keepers[room] = LockKeeper(room, lock, self.log)
+        if self.history is not None:
+            room.history = self.history.begin(name.file_id, document.doc.get_update())
         return room
 
     async def _close_after_grace(self, room: AwarenessRoom) -> None:

@@ -18,14 +18,16 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Text, TransactionEvent
 
-from ganymede.agent import ANOTHER_PROGRAM, PERSON, Author, AuthorKind
+from ganymede.agent import ANOTHER_PROGRAM, PERSON, UNKNOWN_AUTHOR, Author, AuthorKind
 from ganymede.agent.attribution import NotebookAttribution
-from ganymede.errors import FrameError, InvalidNotebook, NotebookNotFound
+from ganymede.errors import FrameError, InvalidNotebook, NotebookNotFound, ReadOnlyRoom, UsageError
+from ganymede.history import PointKind
 from ganymede.serve import metrics
 from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.autosave import Autosave
 from ganymede.serve.rooms.document import RoomDocument
 from ganymede.serve.rooms.file import RoomFile, Snapshot, WriteOutcome
+from ganymede.serve.rooms.history import RoomHistory
 from ganymede.serve.rooms.mergein import FileMerge, apply_merge, merge_file_change, restore_roots
 from ganymede.serve.rooms.patch import patch_notebook, patch_text
 from ganymede.serve.rooms.presence import EMPTY_UPDATE, AwarenessRoom, Client
@@ -57,7 +59,13 @@ class DocumentRoom(AwarenessRoom):
     client let in as a viewer (``view_only``: its user may read the file but not write it, or
     the file's mode forbids writing) is treated so: it sees every change live, its edits are
     undone and its save requests fail.
+
+    With a ``history`` every update is recorded as it commits, with who made it and how: a
+    client's or a server-side writer's edit, a change taken in from the file, or the room's
+    own bookkeeping (``PointKind``).
     """
+
+    history: RoomHistory | None = None
 
     def __init__(
         self,
@@ -91,6 +99,8 @@ class DocumentRoom(AwarenessRoom):
         self._saved_edits = 0
         self._origin: Client | None = None
         self._own_change = False
+        self._own_kind = PointKind.STATE
+        self._writing_kind = PointKind.EDIT
         self._introduced: set[Client] = set()
         self._viewers: set[Client] = set()
         self._save_lock = asyncio.Lock()
@@ -392,7 +402,8 @@ class DocumentRoom(AwarenessRoom):
             )
         self._base = snapshot.data
         self._file_hash = snapshot.hash
-        with self._own_changes():  # one update for the clients: the change and the new state
+        # One update for the clients: the change and the new state.
+        with self._own_changes(PointKind.FILE):
             if merge.room_changed:
                 apply_merge(self.document, merge)
             self.document.took_in(snapshot.data, snapshot.path)
@@ -497,15 +508,50 @@ class DocumentRoom(AwarenessRoom):
             self.document.mark_saved(self._file_hash, clean=not was_dirty)
 
     @contextlib.contextmanager
-    def _own_changes(self) -> Iterator[None]:
-        """One transaction of the room's own; nested ones join it and leave the flag set."""
-        outer = self._own_change
+    def _own_changes(self, kind: PointKind = PointKind.STATE) -> Iterator[None]:
+        """One transaction of the room's own (``kind``: how the history records it); nested
+        ones join it and leave the flag and the kind as they are."""
+        outer, outer_kind = self._own_change, self._own_kind
+        if not outer:
+            self._own_kind = kind
         self._own_change = True
         try:
             with self.document.doc.transaction():
                 yield
         finally:
-            self._own_change = outer
+            self._own_change, self._own_kind = outer, outer_kind
+
+    def apply_edit(self, update: bytes, author: Author, kind: PointKind = PointKind.EDIT) -> None:
+        """Apply ``update`` as an edit of ``author``'s made through the server (a fork merged,
+        a version restored): attributed, shape-guarded and saved like a client's.
+
+        ReadOnlyRoom in a read-only room, UsageError (nothing applied) for an update that is
+        not a Yjs update or would leave a notebook that cannot be saved.
+        """
+        if self.read_only:
+            raise ReadOnlyRoom(str(self.document.shared.path))
+        outer, outer_kind = self._writing_as, self._writing_kind
+        self._writing_as, self._writing_kind = author, kind
+        try:
+            if self._shape_guard is None:
+                self.document.doc.apply_update(update)
+                return
+            problem = self._shape_guard.apply(update)
+        except ValueError as error:
+            raise UsageError(f"not a Yjs update: {error}") from None
+        finally:
+            self._writing_as, self._writing_kind = outer, outer_kind
+        if problem is not None:
+            self._shape_guard.undo()
+            raise UsageError(f"the edit was refused: {problem}")
+
+    def _point_now(self) -> tuple[str, PointKind]:
+        """Who makes the transaction committing now, and how, as the history records it."""
+        if self._origin is None and self._own_change:
+            return ("file" if self._own_kind is PointKind.FILE else "ganymede"), self._own_kind
+        author = self._author_now()
+        kind = PointKind.EDIT if self._origin is not None else self._writing_kind
+        return (author.name if author is not None else UNKNOWN_AUTHOR), kind
 
     def _on_change(self, event: TransactionEvent) -> None:
         """Called as each transaction commits; the update goes to everyone but its author."""
@@ -513,6 +559,8 @@ class DocumentRoom(AwarenessRoom):
         if update == EMPTY_UPDATE:
             return
         self.broadcast(protocol.sync_update(update), skip=self._origin)
+        if self.history is not None:
+            self.history.record(update, *self._point_now())
         if not self._own_change:
             self._edits += 1
             self._autosave.poke()
