@@ -46,7 +46,7 @@ async def edit_and_wait(server: RunningServer, text: str) -> str:
     async with room_client(server, name, session) as client:
         edit_first_cell(client, text)
         await eventually(
-            lambda: (PointKind.EDIT in {kind for _, kind in steps(server, file_id)}),
+            lambda: PointKind.EDIT in {kind for _, kind in steps(server, file_id)},
             "the edit to be recorded",
         )
     return file_id
@@ -61,7 +61,7 @@ def test_edits_are_recorded_with_their_author_and_survive_a_restart(home: Path) 
         stop_server(server)
     first = steps(server, file_id)
     assert first[0] == ("file", PointKind.LOAD)
-    assert (PointKind.EDIT in {kind for _, kind in first})
+    assert PointKind.EDIT in {kind for _, kind in first}
     # Another program changes the file; the next room records its load and then the change.
     write(home / "root" / "nb.ipynb", notebook_bytes("from disk"))
     server = start_server(home / "root", env)
