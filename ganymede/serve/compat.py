@@ -361,6 +361,15 @@ class CollaborationEvents:
             self._log.exception("ganymede: could not emit %s", schema_id)
 
 
+def fork_event_emitter(events: EventLogger) -> Callable[[dict[str, Any]], None]:
+    """Emits a fork's ``create``/``delete`` event with jupyter-collaboration's schema."""
+
+    def emit(data: dict[str, Any]) -> None:
+        events.emit(schema_id=FORK_EVENTS, data=data)
+
+    return emit
+
+
 def provide(
     settings: dict[str, Any],
     rooms: RoomManager,

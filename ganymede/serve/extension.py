@@ -27,11 +27,14 @@ from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
 from ganymede.serve.execution import EXECUTIONS_SETTINGS_KEY, Executions
 from ganymede.serve.execution.service import KERNEL_ACTIONS_EVENT
 from ganymede.serve.handlers import default_handlers
+from ganymede.serve.handlers.forks import FORKS_SETTINGS_KEY, TIMELINES_SETTINGS_KEY
 from ganymede.serve.kernels.host_rooms import HostRooms, room_notebook_reader
 from ganymede.serve.kernels.manager import drive_host_comms
 from ganymede.serve.kernels.notebooks import NotebookKernels
 from ganymede.serve.rooms import ROOMS_SETTINGS_KEY, RoomManager
+from ganymede.serve.rooms.forks import Forks
 from ganymede.serve.rooms.history import HistoryRecorder
+from ganymede.serve.rooms.timeline import Timelines
 
 
 class GanymedeExtension(ExtensionApp):
@@ -81,6 +84,10 @@ class GanymedeExtension(ExtensionApp):
             self.serverapp.extension_manager,
             self.log,
         )
+        forks = Forks(rooms, self.log, compat.fork_event_emitter(self.serverapp.event_logger))
+        self.settings[FORKS_SETTINGS_KEY] = forks
+        self.settings[TIMELINES_SETTINGS_KEY] = Timelines(rooms, forks, history.store, self.log)
+        self.context.on_stop(forks.stop)
         notebooks = Notebooks(
             root,
             room_notebook_reader(rooms),

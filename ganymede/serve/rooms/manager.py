@@ -215,10 +215,32 @@ class RoomManager:
         room.leave(client)
         for observer in self._observers:
             observer.left(room, client)
-        if room.clients or self._rooms.get(room.name) is not room:
-            return  # others remain, or the room is already closing (its clients are told so)
+        if room.clients or self._rooms.get(room.name) is not room or not room.closes_when_idle:
+            return  # others remain, the room is already closing (its clients are told so), or
+            # it stays until whoever made it removes it
         if room.name not in self._waiting:
             self._waiting[room.name] = asyncio.create_task(self._close_after_grace(room))
+
+    def add_room(self, room: AwarenessRoom) -> None:
+        """Serve a room the server made itself (a fork's) under its name; clients join it as
+        any other. It closes when idle or when ``remove_room`` says, as it chooses."""
+        if room.name in self._rooms or room.name in self._opening:
+            raise ValueError(f"a room {room.name!r} is open already")
+        self._rooms[room.name] = room
+        for observer in self._observers:
+            observer.opened(room)
+        if room.closes_when_idle:
+            self._waiting[room.name] = asyncio.create_task(self._close_after_grace(room))
+
+    async def remove_room(self, room: AwarenessRoom) -> None:
+        """Close a room ``add_room`` served: its clients are told it closed."""
+        if self._rooms.get(room.name) is not room:
+            return
+        del self._rooms[room.name]
+        grace = self._waiting.pop(room.name, None)
+        if grace is not None:
+            grace.cancel()
+        await self._close(room)
 
     async def stop(self) -> None:
         """Save every room's unsaved edits and close every client (server shutdown)."""
