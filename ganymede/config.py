@@ -82,8 +82,10 @@ class AgentConfig:
 
 @dataclass
 class HistoryConfig:
-    """Bounds of each document's history (``ganymede.history``); oldest points go first."""
+    """Each document's history (``ganymede.history``): whether rooms record it, and its bounds
+    (oldest points go first)."""
 
+    enabled: bool = True
     max_age_days: float = 30.0
     max_mb_per_document: float = 50.0
 

@@ -25,9 +25,10 @@ def test_no_file_gives_the_defaults(tmp_path: Path) -> None:
 
 
 def test_history_bounds_are_read_as_numbers(tmp_path: Path) -> None:
-    path = write(tmp_path / "g.toml", "[history]\nmax_age_days = 7\nmax_mb_per_document = 0.5\n")
-    config = load_config(path)
+    text = "[history]\nenabled = false\nmax_age_days = 7\nmax_mb_per_document = 0.5\n"
+    config = load_config(write(tmp_path / "g.toml", text))
     assert (config.history.max_age_days, config.history.max_mb_per_document) == (7.0, 0.5)
+    assert config.history.enabled is False
 
 
 def test_the_root_file_wins_over_the_jupyter_config_dir(

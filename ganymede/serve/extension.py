@@ -59,8 +59,10 @@ class GanymedeExtension(ExtensionApp):
         file_ids = FileIdStore(root, log=self.log)
         self.context = GanymedeContext(config=config, root=root, file_ids=file_ids, log=self.log)
         self.settings[SETTINGS_KEY] = self.context
-        bounds = Bounds(config.history.max_age_days, config.history.max_mb_per_document)
-        history = HistoryRecorder(HistoryStore(bounds=bounds, log=self.log), log=self.log)
+        history = None
+        if config.history.enabled:
+            bounds = Bounds(config.history.max_age_days, config.history.max_mb_per_document)
+            history = HistoryRecorder(HistoryStore(bounds=bounds, log=self.log), log=self.log)
         rooms = RoomManager(
             file_ids,
             hash_algorithm=getattr(self.serverapp.contents_manager, "hash_algorithm", "sha256"),
@@ -86,7 +88,8 @@ class GanymedeExtension(ExtensionApp):
         )
         forks = Forks(rooms, self.log, compat.fork_event_emitter(self.serverapp.event_logger))
         self.settings[FORKS_SETTINGS_KEY] = forks
-        self.settings[TIMELINES_SETTINGS_KEY] = Timelines(rooms, forks, history.store, self.log)
+        store = history.store if history is not None else None
+        self.settings[TIMELINES_SETTINGS_KEY] = Timelines(rooms, forks, store, self.log)
         self.context.on_stop(forks.stop)
         notebooks = Notebooks(
             root,
