@@ -12,6 +12,7 @@ import httpx
 import pytest
 from jupyter_ydoc import YNotebook
 
+from ganymede.history import HistoryStore, PointKind
 from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
 from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import (
@@ -22,7 +23,17 @@ from tests.serve.rooms.conftest import (
     sources_on_disk,
     write,
 )
+from tests.serve.rooms.test_history import history_db
 from tests.serve.rooms.test_lock import holder
+
+
+def merges(server: RunningServer, file_id: str) -> list[str]:
+    """Who merged forks into the file, by the history store."""
+    store = HistoryStore(history_db(server))
+    try:
+        return [p.who for p in store.points(file_id) if p.kind is PointKind.MERGE]
+    finally:
+        store.close()
 
 
 def fork_url(roomid: str) -> str:
@@ -83,6 +94,10 @@ def test_a_fork_edited_and_merged_reaches_the_root_room_and_the_file(
             assert (await api.get(fork_url(root))).json() == {}
         path = served.root / "nb.ipynb"
         await eventually(lambda: sources_on_disk(path) == ["a = 1\nb = 2"], "the autosave")
+        # The merge is a point of the history, by whoever merged.
+        file_id = root.rsplit(":", 1)[1]
+        await eventually(lambda: merges(served, file_id), "the merge recorded")
+        assert all(who for who in merges(served, file_id))
 
     asyncio.run(round_trip())
 
