@@ -105,9 +105,13 @@ class HistoryRecorder(Service):
             if not pending:
                 return
             try:
-                await asyncio.to_thread(self.store.append, [p.point() for p in pending])
+                await asyncio.to_thread(self._write, pending)
             except (sqlite3.Error, OSError, ValueError) as error:
                 self._log.error("history: %d points not recorded: %s", len(pending), error)
+
+    def _write(self, pending: list[_Pending]) -> None:
+        """In a worker thread: merging each point's updates is work the loop need not do."""
+        self.store.append([p.point() for p in pending])
 
     async def stop(self) -> None:
         """Write what is left; the store stays open for readers."""
