@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
@@ -31,7 +31,7 @@ from ganymede.errors import NotebookNotFound
 from ganymede.fileid import FileIdStore
 from ganymede.serve.rooms.document import DocumentKind, RoomDocument
 from ganymede.serve.rooms.file import RoomFile
-from ganymede.serve.rooms.history import HistoryRecorder
+from ganymede.serve.rooms.history import HistoryRecorder, RoomHistory
 from ganymede.serve.rooms.lock import LockKeeper, RoomLock
 from ganymede.serve.rooms.presence import AwarenessRoom, Client
 from ganymede.serve.rooms.protocol import RoomName
@@ -302,11 +302,17 @@ class RoomManager:
             kernel_outputs=self.kernel_outputs,
             log=self.log,
             read_only=read_only,
+            begin_history=self._history_of(name.file_id),
         )
         self._keepers[room] = LockKeeper(room, lock, self.log)
-        if self.history is not None:
-            room.history = self.history.begin(name.file_id, document.doc.get_update())
         return room
+
+    def _history_of(self, file_id: str) -> Callable[[bytes], RoomHistory] | None:
+        """How a room on ``file_id`` starts its epoch of the history (None: none is kept)."""
+        history = self.history
+        if history is None:
+            return None
+        return lambda loaded: history.begin(file_id, loaded)
 
     async def _close_after_grace(self, room: AwarenessRoom) -> None:
         await asyncio.sleep(self.grace_period)

@@ -65,8 +65,6 @@ class DocumentRoom(AwarenessRoom):
     own bookkeeping (``PointKind``).
     """
 
-    history: RoomHistory | None = None
-
     def __init__(
         self,
         name: str,
@@ -80,10 +78,12 @@ class DocumentRoom(AwarenessRoom):
         kernel_outputs: KernelOutputs,
         log: logging.Logger,
         read_only: bool = False,
+        begin_history: Callable[[bytes], RoomHistory] | None = None,
     ) -> None:
         """``document`` was just filled from ``snapshot`` by ``RoomDocument.load``, which gave
         its cells ``cell_ids``; ``signed``: the snapshot's signature is known (``file_signed``);
-        ``kernel_outputs``: what the server's kernels sent (see ``trust``)."""
+        ``kernel_outputs``: what the server's kernels sent (see ``trust``); ``begin_history``
+        starts the room's history with the document as loaded."""
         super().__init__(name, log)
         self.document = document
         self.read_only = read_only
@@ -93,7 +93,11 @@ class DocumentRoom(AwarenessRoom):
         # What the loaded document serialises to: saving it again would change nothing. Taken
         # now, read and serialised when a save first compares with it, so an open does not
         # wait for it (as after a merge that leaves the room holding what the file holds).
-        self._loaded_content: Callable[[], Any] | None = document.content_later()
+        loaded = document.doc.get_update()
+        self._loaded_content: Callable[[], Any] | None = document.content_later(loaded)
+        self.history: RoomHistory | None = (
+            begin_history(loaded) if begin_history is not None else None
+        )
         self._saved: bytes | None = None
         self._edits = 0
         self._saved_edits = 0
