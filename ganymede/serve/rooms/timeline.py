@@ -40,7 +40,6 @@ class TimelineView:
 
     root_roomid: str
     file_id: str
-    kind: DocumentKind
     points: list[PointInfo]  # every point of the document, bookkeeping included
     steps: list[PointInfo]  # the ones the slider shows
     index: int
@@ -77,8 +76,7 @@ class Timelines:
             self._rooms.add_room(room)
         finally:
             self._rooms.leave(root, hold)
-        kind = root.document.kind
-        view = TimelineView(root_roomid, file_id, kind, points, steps, len(steps) - 1, room)
+        view = TimelineView(root_roomid, file_id, points, steps, len(steps) - 1, room)
         self._views[roomid] = view
         return {
             "roomId": root_roomid,
