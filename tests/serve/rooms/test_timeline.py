@@ -16,6 +16,7 @@ from tests.serve.rooms.conftest import (
     edit_first_cell,
     notebook_bytes,
     open_session,
+    server_with,
     sources,
     sources_on_disk,
     write,
@@ -164,3 +165,21 @@ def test_the_ends_of_the_timeline_and_unknown_forks(tmp_path: Path) -> None:
         asyncio.run(ends())
     finally:
         stop_server(server)
+
+
+def test_with_history_off_the_timeline_is_empty_and_nothing_is_recorded(tmp_path: Path) -> None:
+    write(tmp_path / "root" / "nb.ipynb", notebook_bytes("a = 1"))
+    with server_with(tmp_path, b"[history]\nenabled = false\n") as server:
+
+        async def empty() -> None:
+            with server.client() as sync_api:
+                name, session = open_session(sync_api, "nb.ipynb")
+            async with async_api(server) as api, room_client(server, name, session) as person:
+                edit_first_cell(person, " # kept in the file only")
+                reply = await timeline(api, "nb.ipynb")
+                assert reply["timestamps"] == []
+                back = await undo_redo(api, name, "undo", 1, str(reply["forkRoom"]))
+                assert back.json() == {"error": "No more undo operations available"}
+
+        asyncio.run(empty())
+    assert not history_db(server).exists()
