@@ -157,6 +157,14 @@ def test_merging_into_a_read_only_room_is_refused_and_the_fork_kept(tmp_path: Pa
                 assert merged.status_code == 409
                 assert "read-only" in json.loads(merged.text)["error"]
                 assert fork_id in api.get(fork_url(root)).json()
+                # A version restored from the timeline is refused the same way.
+                reply = api.get("api/collaboration/timeline/nb.ipynb?format=json&type=notebook")
+                segment = urllib.parse.quote(root, safe="")
+                restored = api.put(
+                    f"api/collaboration/undo_redo/{segment}",
+                    params={"action": "restore", "steps": 0, "forkRoom": reply.json()["forkRoom"]},
+                )
+                assert restored.status_code == 409, restored.text
 
         asyncio.run(refused())
     finally:
