@@ -23,6 +23,9 @@ from pycrdt import Doc
 
 SECONDS_PER_DAY = 86_400
 BYTES_PER_MB = 1024 * 1024
+# A history past its size bound is brought down to this share of it, so the next points do not
+# set off another compaction at once.
+SIZE_TARGET = 0.8
 
 
 class PointKind(str, enum.Enum):
@@ -110,9 +113,10 @@ def plan(points: Sequence[PointInfo], bounds: Bounds, now: float) -> Plan:
     """Which points to drop or compact so that the document's history is within ``bounds``.
 
     The newest epoch (the room open now, or the last one) is never dropped; it is compacted
-    instead. A run to compact holds at least two points, so a plan applied and planned again
-    converges: a history whose newest epoch is one snapshot larger than the size bound is left
-    as it is (it is the document itself).
+    instead. A history past its size is brought down to ``SIZE_TARGET`` of it. A run to compact
+    holds at least two points, so a plan applied and planned again converges: a history whose
+    newest epoch is one snapshot larger than the size bound is left as it is (it is the
+    document itself).
     """
     cutoff = now - bounds.max_age_seconds
     groups = epochs(points)
@@ -125,7 +129,8 @@ def plan(points: Sequence[PointInfo], bounds: Bounds, now: float) -> Plan:
         else:
             kept.append(group)
     compact: list[tuple[int, ...]] = []
-    excess = sum(point.size for group in kept for point in group) - bounds.max_bytes
+    total = sum(point.size for group in kept for point in group)
+    excess = total - int(bounds.max_bytes * SIZE_TARGET) if total > bounds.max_bytes else 0
     while excess > 0 and len(kept) > 1:
         group = kept.pop(0)
         drop.extend(point.id for point in group)
