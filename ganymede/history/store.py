@@ -12,11 +12,12 @@ way nothing waits on it: the history is a record, and a room opens from its file
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -51,6 +52,19 @@ CREATE INDEX IF NOT EXISTS points_by_file ON points (file_id, id);
 MAX_PLAN_ROUNDS = 4
 
 Answer = TypeVar("Answer")
+
+
+@contextlib.contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """All of the block's writes or none, and no reader sees them half done (the connection
+    commits each statement on its own otherwise)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 def default_db_path() -> Path:
@@ -91,7 +105,7 @@ class HistoryStore:
         ]
 
         def insert(db: sqlite3.Connection) -> None:
-            with db:
+            with _transaction(db):
                 db.executemany(
                     "INSERT INTO points (file_id, epoch, at, who, kind, size, data)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -154,7 +168,7 @@ class HistoryStore:
         snapshots = [(run[-1], snapshot(self.updates(run)), run[:-1]) for run in compact]
 
         def apply(db: sqlite3.Connection) -> None:
-            with db:
+            with _transaction(db):
                 doomed = [*drop, *(i for _, _, earlier in snapshots for i in earlier)]
                 db.executemany("DELETE FROM points WHERE id = ?", [(i,) for i in doomed])
                 db.executemany(
@@ -168,7 +182,7 @@ class HistoryStore:
         """Drop a document's whole history."""
 
         def delete(db: sqlite3.Connection) -> None:
-            with db:
+            with _transaction(db):
                 db.execute("DELETE FROM points WHERE file_id = ?", (file_id,))
 
         self._run(delete)
