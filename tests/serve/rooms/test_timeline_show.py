@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import nbformat
 from jupyter_ydoc import YNotebook, YUnicode
+from jupyterlab_chat.models import NewMessage
+from jupyterlab_chat.ychat import YChat
 from pycrdt import Doc
 
 from ganymede.serve.rooms.document import DocumentKind, RoomDocument
@@ -34,3 +36,16 @@ def test_a_text_file_shows_an_earlier_version() -> None:
     document.shared.set("first line\nsecond line\n")
     show(document, then.ydoc)
     assert document.shared.get() == "first line\n"
+
+
+def test_a_registered_type_shows_an_earlier_version() -> None:
+    kind = DocumentKind.of("text", "chat")
+    then = kind.new_shared()
+    assert isinstance(then, YChat)
+    then.add_message(NewMessage(body="first", sender="ann"))
+    document = RoomDocument(kind)
+    assert isinstance(document.shared, YChat)
+    document.doc.apply_update(then.ydoc.get_update())
+    document.shared.add_message(NewMessage(body="second", sender="bob"))
+    show(document, then.ydoc)
+    assert [m.body for m in document.shared.get_messages()] == ["first"]
