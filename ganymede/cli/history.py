@@ -52,8 +52,12 @@ def command(
         format_time,
         parse_when,
     )
+    from ganymede.history.store import HistoryUnreadable
 
-    store = HistoryStore()
+    try:
+        store = HistoryStore(read_only=True)
+    except HistoryUnreadable as error:
+        fail(str(error), EXIT_NO_HISTORY, "ganymede history")
     try:
         history = file_history(file, store)
         if at is None:
@@ -69,7 +73,7 @@ def command(
         data = content_at(history, point, store)
     except NotebookNotFound as error:
         fail(str(error), EXIT_NOT_FOUND, "ganymede history")
-    except NoHistory as error:
+    except (NoHistory, HistoryUnreadable) as error:
         fail(str(error), EXIT_NO_HISTORY, "ganymede history")
     except UsageError as error:
         fail(str(error), EXIT_USAGE, "ganymede history")

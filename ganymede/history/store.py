@@ -23,6 +23,7 @@ from typing import TypeVar
 
 from pycrdt import Doc
 
+from ganymede.errors import GanymedeError
 from ganymede.history.points import (
     Bounds,
     NewPoint,
@@ -74,8 +75,21 @@ def default_db_path() -> Path:
     return Path(jupyter_data_dir()) / DB_NAME
 
 
+class HistoryUnreadable(GanymedeError, OSError):
+    """A history database a reader cannot read (it leaves it for the server to move aside)."""
+
+    def __init__(self, path: Path, error: Exception) -> None:
+        super().__init__(f"{path}: the history cannot be read: {error}")
+        self.path = path
+
+
 class HistoryStore:
-    """Every document's points; thread-safe (the recorder writes from a worker thread)."""
+    """Every document's points; thread-safe (the recorder writes from a worker thread).
+
+    ``read_only``: a reader beside a running server (``ganymede history``) that never writes,
+    never moves a database aside (HistoryUnreadable instead), and finds no history where there
+    is no database.
+    """
 
     def __init__(
         self,
@@ -83,7 +97,10 @@ class HistoryStore:
         bounds: Bounds | None = None,
         log: logging.Logger | None = None,
         clock: Callable[[], float] = time.time,
+        *,
+        read_only: bool = False,
     ) -> None:
+        self.read_only = read_only
         self.db_path = db_path if db_path is not None else default_db_path()
         self.bounds = bounds if bounds is not None else Bounds()
         self._log = log if log is not None else logging.getLogger(__name__)
@@ -188,6 +205,8 @@ class HistoryStore:
         self._run(delete)
 
     def _open(self) -> sqlite3.Connection:
+        if self.read_only:
+            return self._open_read_only()
         try:
             return self._connect(self.db_path)
         except sqlite3.DatabaseError as error:
@@ -200,6 +219,18 @@ class HistoryStore:
             return self._in_memory(error)
         except OSError as error:
             return self._in_memory(error)
+
+    def _open_read_only(self) -> sqlite3.Connection:
+        if not self.db_path.exists():
+            db = sqlite3.connect(":memory:", check_same_thread=False)
+            db.executescript(SCHEMA)
+            return db
+        try:
+            db = sqlite3.connect(f"{self.db_path.as_uri()}?mode=ro", uri=True)
+            db.execute("SELECT count(*) FROM points").fetchone()
+        except sqlite3.Error as error:
+            raise HistoryUnreadable(self.db_path, error) from None
+        return db
 
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:
@@ -245,6 +276,8 @@ class HistoryStore:
             try:
                 return operation(self._db)
             except sqlite3.DatabaseError as error:
+                if self.read_only:
+                    raise HistoryUnreadable(self.db_path, error) from None
                 if self.in_memory or isinstance(error, sqlite3.OperationalError):
                     raise
                 self._db.close()

@@ -109,6 +109,16 @@ def test_bad_points_get_one_clear_line(
     assert len(done.stderr.strip().splitlines()) == 1
 
 
+def test_an_unreadable_history_is_reported_and_left_where_it_is(
+    notebook: Path, isolated_jupyter: Path
+) -> None:
+    database = isolated_jupyter / "data" / "ganymede_history.db"
+    database.write_bytes(b"not a database " * 100)
+    done = ganymede("history", "nb.ipynb", cwd=notebook.parent)
+    assert done.returncode == 1 and "the history cannot be read" in done.stderr
+    assert database.read_bytes().startswith(b"not a database")
+
+
 def test_a_file_without_history_or_missing(tmp_path: Path) -> None:
     (tmp_path / "plain.ipynb").write_text("{}")
     none = ganymede("history", "plain.ipynb", cwd=tmp_path)
