@@ -233,6 +233,7 @@ def sample_url(pattern: str) -> str:
     """A path the URL pattern matches: each group filled with something it accepts."""
     samples = {
         r"(.+)": "json:notebook:0",
+        r"([^/]+)": "json:notebook:0",
         r"([0-9a-f]+)": "0123abcd",
         r"(?P<kernel_id>\w+-\w+-\w+-\w+-\w+)": "00000000-0000-0000-0000-000000000000",
     }

@@ -35,6 +35,7 @@ from ganymede.errors import (
 )
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
 from ganymede.serve.identity import login_name
+from ganymede.serve.roles import CONTENTS, READ, WRITE
 from ganymede.serve.rooms.document import DocumentKind
 from ganymede.serve.rooms.forks import Forks, UnknownFork
 from ganymede.serve.rooms.handlers import room_manager
@@ -43,13 +44,10 @@ from ganymede.serve.rooms.timeline import Timelines
 
 FORKS_SETTINGS_KEY = "ganymede_forks"
 TIMELINES_SETTINGS_KEY = "ganymede_timelines"
-AUTH_RESOURCE = "contents"
 RESTORED = "Document restored successfully"
 
 
 class CollaborationHandler(APIHandler):
-    auth_resource = AUTH_RESOURCE
-
     @property
     def forks(self) -> Forks:
         forks: Forks = self.settings[FORKS_SETTINGS_KEY]
@@ -92,13 +90,13 @@ REFUSED = (ReadOnlyRoom, UnknownFork, NotebookNotFound, UsageError, InvalidNoteb
 
 class ForkHandler(CollaborationHandler):
     @web.authenticated
-    @authorized
+    @authorized(READ, CONTENTS)
     async def get(self, root_roomid: str) -> None:
         forks = self.forks.of(root_roomid)
         self.answer({roomid: info.as_json() for roomid, info in forks.items()})
 
     @web.authenticated
-    @authorized
+    @authorized(WRITE, CONTENTS)
     async def put(self, root_roomid: str) -> None:
         try:
             body = json.loads(self.request.body or b"{}")
@@ -127,7 +125,7 @@ class ForkHandler(CollaborationHandler):
         self.answer(reply | {"fork_info": fork.info.as_json()}, HTTPStatus.CREATED)
 
     @web.authenticated
-    @authorized
+    @authorized(WRITE, CONTENTS)
     async def delete(self, fork_roomid: str) -> None:
         merge = self.get_query_argument("merge", "false") == "true"
         try:
@@ -142,7 +140,7 @@ class ForkHandler(CollaborationHandler):
 
 class TimelineHandler(CollaborationHandler):
     @web.authenticated
-    @authorized
+    @authorized(READ, CONTENTS)
     async def get(self, path: str) -> None:
         context: GanymedeContext = self.settings[SETTINGS_KEY]
         try:
@@ -159,7 +157,7 @@ class TimelineHandler(CollaborationHandler):
 
 class UndoRedoHandler(CollaborationHandler):
     @web.authenticated
-    @authorized
+    @authorized(WRITE, CONTENTS)
     async def put(self, roomid: str) -> None:
         action = self.get_query_argument("action", "")
         fork_roomid = self.get_query_argument("forkRoom", "")
