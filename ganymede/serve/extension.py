@@ -1,16 +1,26 @@
 """Ganymede's jupyter_server extension: builds the context, adds the handlers, stops cleanly.
 
-Enabled by ``ganymede serve``; it also loads into a plain ``jupyter server`` listing
-``ganymede.serve.extension`` in ``jpserver_extensions``, reading ``ganymede.toml`` itself.
+Installing Ganymede enables it in every jupyter_server (``jupyter lab``, ``jupyter server``,
+``jupyterhub-singleuser``, ``ganymede serve``) through the ``jupyter_server_config.d`` file it
+ships, and it needs no class options: while linking, before jupyter_server builds its contents
+and kernel managers, it wraps the classes configured for them (``with_file_ids``,
+``with_host_comms``, ``with_host_filter``) and sets aside the extensions that would collide with
+it. It reads ``ganymede.toml`` itself.
 """
 
 from __future__ import annotations
 
+import signal
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from jupyter_server.extension.application import ExtensionApp
-from traitlets import Float, Unicode
+from jupyter_server.gateway.gateway_client import GatewayClient
+from jupyter_server.serverapp import ServerApp
+from traitlets import Bunch, Float, Unicode
 
 from ganymede.config import load_config
 from ganymede.core import Notebooks
@@ -22,19 +32,27 @@ from ganymede.host.responder import HostResponder
 from ganymede.host.runs import Runs
 from ganymede.serve import compat, metrics
 from ganymede.serve.agents.manager import AGENTS_SETTINGS_KEY, Agents
-from ganymede.serve.contents import GanymedeContentsManager
+from ganymede.serve.contents import FollowsFiles, with_file_ids
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
 from ganymede.serve.execution import EXECUTIONS_SETTINGS_KEY, Executions
 from ganymede.serve.execution.service import KERNEL_ACTIONS_EVENT
 from ganymede.serve.handlers import default_handlers
 from ganymede.serve.handlers.forks import FORKS_SETTINGS_KEY, TIMELINES_SETTINGS_KEY
 from ganymede.serve.kernels.host_rooms import HostRooms, room_notebook_reader
-from ganymede.serve.kernels.manager import drive_host_comms
+from ganymede.serve.kernels.manager import drive_host_comms, with_host_comms
 from ganymede.serve.kernels.notebooks import NotebookKernels
+from ganymede.serve.kernels.websocket import with_host_filter
 from ganymede.serve.rooms import ROOMS_SETTINGS_KEY, RoomManager
 from ganymede.serve.rooms.forks import Forks
 from ganymede.serve.rooms.history import HistoryRecorder
 from ganymede.serve.rooms.timeline import Timelines
+
+WRAPPED_CLASSES: dict[str, Callable[[type[Any]], type[Any]]] = {
+    "contents_manager_class": with_file_ids,
+    "kernel_manager_class": with_host_comms,
+    "kernel_websocket_connection_class": with_host_filter,
+}
+"""ServerApp's class traits, and what makes the configured class one that Ganymede works with."""
 
 
 class GanymedeExtension(ExtensionApp):
@@ -51,6 +69,11 @@ class GanymedeExtension(ExtensionApp):
     ).tag(config=True)
 
     context: GanymedeContext | None = None
+
+    def _link_jupyter_server_extension(self, serverapp: ServerApp) -> None:
+        super()._link_jupyter_server_extension(serverapp)
+        compat.set_colliding_aside(serverapp.extension_manager, self.log)
+        keep_classes_wrapped(serverapp)
 
     def initialize_settings(self) -> None:
         assert self.serverapp is not None
@@ -138,15 +161,46 @@ class GanymedeExtension(ExtensionApp):
             # JupyterLab's cell executor posts runs to the server only when this reads "true".
             page_config = self.serverapp.web_app.settings.setdefault("page_config_data", {})
             page_config["serverSideExecution"] = "true"
+        self._attach_contents(warn=True)
+        self._stop_at_once_on_interrupt()
+
+    def _attach_contents(self, warn: bool) -> None:
+        """Give the server's contents manager the file ids and rooms to move. Again once the
+        server starts: an extension loading after this one may have replaced the manager with
+        one of a class built on the configured one (jupytext's does), which has none yet."""
+        assert self.serverapp is not None and self.context is not None
         contents_manager = self.serverapp.contents_manager
-        if isinstance(contents_manager, GanymedeContentsManager):
-            contents_manager.file_ids = file_ids
-            contents_manager.rooms = rooms
-        else:
+        if isinstance(contents_manager, FollowsFiles):
+            contents_manager.file_ids = self.context.file_ids
+            contents_manager.rooms = self.settings[ROOMS_SETTINGS_KEY]
+        elif warn:
             self.log.warning(
                 "ganymede: contents manager %s does not move file ids on rename or delete",
                 type(contents_manager).__name__,
             )
+
+    def _stop_at_once_on_interrupt(self) -> None:
+        """SIGINT stops the server as SIGTERM does, saving every room: jupyter_server's own
+        handler asks "Shut down this server (y/[n])?" on a terminal and, with none (a spawner,
+        a service manager), only logs that it was interrupted, so the spawner's SIGINT went
+        unheard until its SIGKILL. A second SIGINT abandons the clean stop. Left alone when
+        whoever runs the server has put its own handler in place."""
+        assert self.serverapp is not None
+        serverapp = self.serverapp
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if signal.getsignal(signal.SIGINT) != serverapp._handle_sigint:
+            return
+
+        def interrupted(signum: int, frame: FrameType | None) -> None:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            serverapp._signal_stop(signum, frame)
+
+        signal.signal(signal.SIGINT, interrupted)
+
+    async def _start_jupyter_server_extension(self, serverapp: ServerApp) -> None:
+        if self.context is not None:
+            self._attach_contents(warn=False)
 
     def initialize_handlers(self) -> None:
         self.handlers.extend(default_handlers)
@@ -160,6 +214,25 @@ class GanymedeExtension(ExtensionApp):
         """Runs before jupyter_server shuts kernels down: rooms save their edits here."""
         if self.context is not None:
             await self.context.stop()
+
+
+def keep_classes_wrapped(serverapp: ServerApp) -> None:
+    """Wrap the contents manager, kernel manager and kernel websocket classes the server is
+    configured with, now and whenever config set later (another extension linking, the hub's
+    extension re-applying the command line) sets one again."""
+    if not hasattr(serverapp, "gateway_config"):
+        # The defaults of the kernel classes ask it; jupyter_server makes this same singleton
+        # when it builds its managers, which is after extensions link.
+        serverapp.gateway_config = GatewayClient.instance(parent=serverapp)
+    for trait, wrap in WRAPPED_CLASSES.items():
+
+        def rewrap(change: Bunch, wrap: Callable[[type[Any]], type[Any]] = wrap) -> None:
+            wrapped = wrap(change.new)
+            if wrapped is not change.new:
+                setattr(change.owner, change.name, wrapped)
+
+        serverapp.observe(rewrap, names=trait)
+        setattr(serverapp, trait, wrap(getattr(serverapp, trait)))
 
 
 def _jupyter_server_extension_points() -> list[dict[str, Any]]:

@@ -16,6 +16,8 @@ class it served, so a method shared by handlers on different resources would che
 
 from __future__ import annotations
 
+import inspect
+
 from jupyter_core.utils import ensure_async
 from jupyter_server import CallContext
 from jupyter_server.base.handlers import JupyterHandler
@@ -54,3 +56,21 @@ async def request_allows(action: str, resource: str) -> bool:
     if not isinstance(handler, JupyterHandler):
         return True
     return await allows(handler, action, resource)
+
+
+def request_allows_now(action: str, resource: str) -> bool:
+    """``request_allows`` for synchronous code (a synchronous contents manager's ``get``): an
+    Authorizer that decides asynchronously cannot be waited for there, so it is taken to allow;
+    the room connection, which does wait, still makes such a user a viewer."""
+    handler = CallContext.get(CallContext.JUPYTER_HANDLER)
+    if not isinstance(handler, JupyterHandler):
+        return True
+    user = handler.current_user
+    if not user:
+        return False
+    decision = handler.authorizer.is_authorized(handler, user, action, resource)
+    if inspect.isawaitable(decision):
+        if inspect.iscoroutine(decision):
+            decision.close()
+        return True
+    return bool(decision)

@@ -138,17 +138,27 @@ class RoomManager:
         between (its watcher taking in its own last save, an autosave) would find the id's
         path empty and close its clients as if another program had deleted the file.
         """
-        top = api_path.strip("/")
-        held = [
-            room
-            for room in self._watched
-            if self._rooms.get(room.name) is room and _within(str(room.document.shared.path), top)
-        ]
+        held = self.rooms_under(api_path)
         async with contextlib.AsyncExitStack() as stack:
             for room in held:
                 await stack.enter_async_context(room.file_held())
             yield
-        for room in held:
+        await self.look_again(held)
+
+    def rooms_under(self, api_path: str) -> list[DocumentRoom]:
+        """The open rooms on ``api_path`` or on files under it."""
+        top = api_path.strip("/")
+        return [
+            room
+            for room in self._watched
+            if self._rooms.get(room.name) is room and _within(str(room.document.shared.path), top)
+        ]
+
+    async def look_again(self, rooms: list[DocumentRoom]) -> None:
+        """After a move: each room still open follows its file (path, watch, lock) or closes
+        as for a file gone. A synchronous contents manager moves with the event loop held, so
+        no room reads in between; it calls this once done."""
+        for room in rooms:
             if self._rooms.get(room.name) is room:
                 await self._look_again(room)
 
