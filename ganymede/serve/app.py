@@ -177,7 +177,7 @@ def serve(options: ServeOptions) -> None:
         raise SystemExit(1)
     tune_garbage_collector()
     app.start()
-    _leave_now()
+    leave_now()
 
 
 def _extension_ready(app: ServerApp) -> bool:
@@ -188,7 +188,7 @@ def _extension_ready(app: ServerApp) -> bool:
     return any(isinstance(ext, GanymedeExtension) and ext.ready for ext in apps)
 
 
-def _leave_now() -> NoReturn:
+def leave_now(status: int = 0) -> NoReturn:
     """End the process once the server has stopped, without waiting for idle worker threads.
 
     By the time ``start()`` returns, jupyter_server has cleaned up (rooms saved through the
@@ -200,4 +200,4 @@ def _leave_now() -> NoReturn:
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(0)
+    os._exit(status)

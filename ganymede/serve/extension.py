@@ -32,6 +32,7 @@ from ganymede.host.responder import HostResponder
 from ganymede.host.runs import Runs
 from ganymede.serve import compat, metrics
 from ganymede.serve.agents.manager import AGENTS_SETTINGS_KEY, Agents
+from ganymede.serve.app import leave_now
 from ganymede.serve.contents import FollowsFiles, with_file_ids
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
 from ganymede.serve.execution import EXECUTIONS_SETTINGS_KEY, Executions
@@ -162,7 +163,7 @@ class GanymedeExtension(ExtensionApp):
             page_config = self.serverapp.web_app.settings.setdefault("page_config_data", {})
             page_config["serverSideExecution"] = "true"
         self._attach_contents(warn=True)
-        self._stop_at_once_on_interrupt()
+        self._stop_at_once_on_signals()
 
     def _attach_contents(self, warn: bool) -> None:
         """Give the server's contents manager the file ids and rooms to move. Again once the
@@ -179,24 +180,50 @@ class GanymedeExtension(ExtensionApp):
                 type(contents_manager).__name__,
             )
 
-    def _stop_at_once_on_interrupt(self) -> None:
-        """SIGINT stops the server as SIGTERM does, saving every room: jupyter_server's own
-        handler asks "Shut down this server (y/[n])?" on a terminal and, with none (a spawner,
-        a service manager), only logs that it was interrupted, so the spawner's SIGINT went
-        unheard until its SIGKILL. A second SIGINT abandons the clean stop. Left alone when
-        whoever runs the server has put its own handler in place."""
+    def _stop_at_once_on_signals(self) -> None:
+        """SIGINT and SIGTERM save every room and end the process as soon as jupyter_server has
+        cleaned up (extensions stopped, kernels shut down, runtime files removed).
+
+        jupyter_server's own SIGINT handler asks "Shut down this server (y/[n])?" on a terminal
+        and, with none (a spawner, a service manager), a KeyboardInterrupt lands in whatever
+        runs and the server stops without its cleanup, or not at all: JupyterHub's SIGINT went
+        unheard until its SIGKILL, the last edits lost. After the cleanup the process leaves
+        at once (``leave_now``), as ``ganymede serve`` does: interpreter shutdown takes seconds
+        and can wait forever on a worker thread. A second SIGINT abandons the clean stop. Left
+        alone when the server did not set its signals up (run in a thread, or by a program
+        keeping its own), or whoever started it put its own SIGINT handler in place or ignores
+        SIGINT.
+        """
         assert self.serverapp is not None
         serverapp = self.serverapp
         if threading.current_thread() is not threading.main_thread():
             return
-        if signal.getsignal(signal.SIGINT) != serverapp._handle_sigint:
+        if signal.getsignal(signal.SIGTERM) != serverapp._signal_stop:
             return
+        interrupt = signal.getsignal(signal.SIGINT)
+        take_interrupt = interrupt in (serverapp._handle_sigint, signal.default_int_handler)
 
-        def interrupted(signum: int, frame: FrameType | None) -> None:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            serverapp._signal_stop(signum, frame)
+        async def clean_up_and_leave() -> None:
+            status = 0
+            try:
+                await serverapp._cleanup()
+            except Exception:
+                serverapp.log.exception("ganymede: the server's clean-up failed")
+                status = 1
+            leave_now(status)
 
-        signal.signal(signal.SIGINT, interrupted)
+        def stop(signum: int, frame: FrameType | None) -> None:
+            if take_interrupt:
+                signal.signal(signal.SIGINT, signal.default_int_handler)
+            serverapp.log.critical("received signal %s, stopping", signum)
+            serverapp._stopping = True
+            if hasattr(serverapp, "http_server"):
+                serverapp.http_server.stop()
+            serverapp.io_loop.add_callback_from_signal(clean_up_and_leave)
+
+        signal.signal(signal.SIGTERM, stop)
+        if take_interrupt:
+            signal.signal(signal.SIGINT, stop)
 
     async def _start_jupyter_server_extension(self, serverapp: ServerApp) -> None:
         if self.context is not None:

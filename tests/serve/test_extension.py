@@ -19,6 +19,7 @@ from tests.serve.rooms.conftest import (
     edit_first_cell,
     notebook_bytes,
     open_session,
+    sources,
     sources_on_disk,
     write,
 )
@@ -125,7 +126,7 @@ async def test_a_stop_signal_without_a_terminal_saves_the_rooms_and_exits(
         async with room_client(server, name, session) as ada:
             edit_first_cell(ada, " edit")
             async with room_client(server, name, session) as bob:
-                await eventually(lambda: bob.shared.ycells[0]["source"] == "unsaved edit", "it")
+                await eventually(lambda: sources(bob) == ["unsaved edit"], "the room to have it")
             server.process.send_signal(stop)
             assert server.process.wait(timeout=STOP_TIMEOUT) == 0, server.log.read_text()
         assert sources_on_disk(path) == ["unsaved edit"]
