@@ -138,7 +138,8 @@ def test_disabling_the_extension_turns_it_off(tmp_path: Path) -> None:
     root = tmp_path / "root"
     write(root / "off.ipynb", notebook_bytes())
     env = jupyter_env(tmp_path / "jupyter")
-    disable = [sys.executable, "-m", "jupyter", "server", "extension", "disable"]
+    # --user: the config dir of this test (in a virtualenv the default is the environment's).
+    disable = [sys.executable, "-m", "jupyter", "server", "extension", "disable", "--user"]
     subprocess.run([*disable, "ganymede.serve.extension"], env=env, check=True, capture_output=True)
     server = start_jupyter_server(root, env)
     try:
@@ -147,3 +148,42 @@ def test_disabling_the_extension_turns_it_off(tmp_path: Path) -> None:
             assert api.get("api/fileid/id", params={"path": "off.ipynb"}).status_code == 404
     finally:
         stop_plain_server(server)
+
+
+@pytest.fixture(scope="module")
+def collaboration(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """jupyter-collaboration's server extensions, installed from PyPI apart from this
+    environment (their own dependencies are Ganymede's too), with the config files that enable
+    them."""
+    target = tmp_path_factory.mktemp("collaboration")
+    packages = ["jupyter-collaboration>=4", "jupyter-server-ydoc>=1", "jupyter-server-fileid>=0.9"]
+    install = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target"]
+    subprocess.run([*install, str(target), *packages], check=True, capture_output=True)
+    return target
+
+
+async def test_jupyter_collaboration_installed_is_set_aside_in_one_line_and_stops_cleanly(
+    tmp_path: Path, collaboration: Path
+) -> None:
+    root = tmp_path / "root"
+    path = write(root / "shared.ipynb", notebook_bytes("ours"))
+    env = jupyter_env(
+        tmp_path / "jupyter",
+        PYTHONPATH=str(collaboration),
+        JUPYTER_CONFIG_PATH=str(collaboration / "etc" / "jupyter"),
+    )
+    server = start_jupyter_server(root, env)
+    try:
+        with server.client() as api:
+            name, session = open_session(api, "shared.ipynb")
+        async with room_client(server, name, session) as ada:
+            edit_first_cell(ada, " and Ganymede's")
+            await eventually(lambda: sources_on_disk(path) == ["ours and Ganymede's"], "a save")
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(timeout=STOP_TIMEOUT) == 0
+    finally:
+        stop_plain_server(server)
+    log = server.log.read_text()
+    assert log.count("kept disabled") == 1, log
+    assert "jupyter_server_ydoc, jupyter_server_fileid installed and kept disabled" in log
+    assert "Traceback" not in log, log
