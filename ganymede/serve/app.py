@@ -27,7 +27,7 @@ from ganymede.client.discover import MASKED_TOKEN
 from ganymede.serve.compat import COLLIDING_EXTENSIONS as DISABLED_EXTENSIONS
 
 EXTENSION = "ganymede.serve.extension"
-HUB_EXTENSION = "jupyterhub.singleuser.extension"
+HUB_EXTENSION = "jupyterhub"  # its single-user extension (jupyterhub.singleuser.extension)
 YOUNG_COLLECTION_EVERY = 20_000  # allocations (Python's default: 700); see tune_garbage_collector
 
 
