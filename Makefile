@@ -7,9 +7,13 @@ STAMP := $(VENV)/.installed-stamp
 AI_STAMP := $(VENV)-jupyter-ai/.installed-stamp
 # Debian packages the test suite needs (installed only when missing).
 APT_PACKAGES ?= chromium
+# npm packages the test suite runs (JupyterHub's proxy), installed under the venv when missing.
+NODE_PREFIX := $(VENV)/node
+NODE_BIN := $(abspath $(NODE_PREFIX)/node_modules/.bin)
+NPM_PACKAGES ?= configurable-http-proxy
 PYTEST_ARGS ?=
 
-.PHONY: serve test setup system-packages lint format bench clean
+.PHONY: serve test setup system-packages node-packages lint format bench clean
 
 serve: setup
 	$(BIN)/ganymede serve examples
@@ -18,9 +22,9 @@ test: setup $(AI_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	# pytest exits 5 when it collected nothing: make treats that as the failure it is.
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	PATH="$(NODE_BIN):$$PATH" $(BIN)/python -m pytest $(PYTEST_ARGS)
 
-setup: system-packages $(STAMP)
+setup: system-packages node-packages $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +42,19 @@ system-packages:
 	if [ -n "$$missing" ]; then \
 		echo "installing Debian packages:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+# npm comes with NodeSource's nodejs, and is a Debian package of its own beside Debian's.
+node-packages: system-packages
+	@if ! command -v npm >/dev/null 2>&1; then \
+		echo "installing Debian packages: nodejs npm"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; \
+	fi
+	@missing=""; for p in $(NPM_PACKAGES); do \
+		PATH="$(NODE_BIN):$$PATH" command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing npm packages:$$missing"; \
+		npm install --no-audit --no-fund --silent --prefix $(NODE_PREFIX)$$missing; \
 	fi
 
 lint:
