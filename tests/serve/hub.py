@@ -27,6 +27,8 @@ from tests.serve.conftest import STOP_TIMEOUT
 
 PROXY = "configurable-http-proxy"
 SERVICE_TOKEN = "hub-test-service-token"
+HANDED_IN_TOKEN = "handed-in-jupyter-token"
+"""A JUPYTER_TOKEN in the single-user server's environment, which the hub's login replaces."""
 USER = "ada"
 
 
@@ -107,6 +109,7 @@ def hub_config(home: Path, work: Path, command: list[str], args: list[str]) -> t
         "JUPYTER_DATA_DIR": str(work / "data"),
         "JUPYTER_CONFIG_DIR": str(work / "config"),
         "XDG_DATA_HOME": str(work / "xdg"),
+        "JUPYTER_TOKEN": HANDED_IN_TOKEN,
     }
     settings = {
         "JupyterHub.bind_url": f"http://127.0.0.1:{proxy_port}",

@@ -23,6 +23,7 @@ from tests.serve.rooms.conftest import (
     sources_on_disk,
     write,
 )
+from tests.serve.test_cli import page_config
 from tests.serve.test_host_calls import run_cell, start_session
 
 NO_AUTOSAVE = b"[serve]\nsave_delay = 60.0\n"
@@ -105,6 +106,10 @@ async def test_a_users_own_contents_manager_keeps_working_with_ids_that_follow(
             rename(api, "mine.ipynb", "moved.ipynb")
             assert file_id(api, "moved.ipynb") == name.rsplit(":", 1)[1]
             assert api.get("api/contents/moved.ipynb").json()["marked"] is True
+            assert api.delete("api/contents/moved.ipynb").status_code == 204
+            assert (
+                api.get("api/fileid/path", params={"id": name.rsplit(":", 1)[1]}).status_code == 404
+            )
     finally:
         stop_plain_server(server)
     assert "does not move file ids" not in server.log.read_text()
@@ -187,3 +192,16 @@ async def test_jupyter_collaboration_installed_is_set_aside_in_one_line_and_stop
     assert log.count("kept disabled") == 1, log
     assert "jupyter_server_ydoc, jupyter_server_fileid installed and kept disabled" in log
     assert "Traceback" not in log, log
+
+
+def test_jupyter_lab_serves_what_ganymede_serve_does(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    write(root / "lab.ipynb", notebook_bytes())
+    server = start_jupyter_server(root, jupyter_env(tmp_path / "jupyter"), module="jupyterlab")
+    try:
+        with server.client() as api:
+            indexed = api.post("api/fileid/index", params={"path": "lab.ipynb"})
+            assert indexed.status_code == 201, indexed.text
+            assert page_config(api)["serverSideExecution"] == "true"
+    finally:
+        stop_plain_server(server)

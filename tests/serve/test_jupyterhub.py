@@ -15,7 +15,7 @@ import pytest
 
 from ganymede.client.discover import server_for
 from tests.serve.conftest import RunningServer
-from tests.serve.hub import Hub, running_hub
+from tests.serve.hub import HANDED_IN_TOKEN, Hub, running_hub
 from tests.serve.plain_server import ROOT_FLAGS
 from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import edit_first_cell, notebook_bytes, sources_on_disk, write
@@ -123,6 +123,9 @@ async def test_the_hub_spawns_a_server_with_ganymede_whole(tmp_path: Path, spawn
         assert "received signal 2, stopping" in log
         assert "received signal 15" not in log
         print(f"{spawned}: stopped from the hub in {took:.2f} s (pid {pid})")
-        # The token the hub handed the server appears in no log or URL line.
+        # No token handed in appears in any log or URL line: the hub's, the environment's,
+        # the user's.
         assert server_token and server_token not in log
+        assert HANDED_IN_TOKEN not in log
+        assert by_token.headers["Authorization"].split()[1] not in log
         assert not (hub.runtime_dir / f"jpserver-{pid}.json").exists()
