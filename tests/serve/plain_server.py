@@ -25,10 +25,15 @@ ROOT_FLAGS = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 el
 
 
 def start_jupyter_server(
-    root: Path, env: dict[str, str], *args: str, module: str = "jupyter_server"
+    root: Path,
+    env: dict[str, str],
+    *args: str,
+    module: str = "jupyter_server",
+    stdin: int = subprocess.DEVNULL,
 ) -> RunningServer:
-    """``python -m <module>`` serving ``root``, its stdin not a terminal, as a spawner runs it;
-    the tests' own modules importable (a user's contents manager lives there)."""
+    """``python -m <module>`` serving ``root``, its stdin not a terminal (as a spawner runs it)
+    unless given one; the tests' own modules importable (a user's contents manager lives
+    there)."""
     runtime = Path(env["JUPYTER_RUNTIME_DIR"])
     log = runtime.parent / "server.log"
     env = {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))}
@@ -45,7 +50,7 @@ def start_jupyter_server(
     ]
     with log.open("w") as output:
         process = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT, env=env
+            argv, stdin=stdin, stdout=output, stderr=subprocess.STDOUT, env=env
         )
     info = _server_info(runtime / f"jpserver-{process.pid}.json", process, log)
     url = f"http://127.0.0.1:{info['port']}{info['base_url']}lab?token={info['token']}"

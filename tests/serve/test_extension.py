@@ -3,6 +3,9 @@ extension brings rooms, file ids that follow renames and the host API with no cl
 
 from __future__ import annotations
 
+import contextlib
+import os
+import pty
 import signal
 import subprocess
 import sys
@@ -115,28 +118,41 @@ async def test_a_users_own_contents_manager_keeps_working_with_ids_that_follow(
     assert "does not move file ids" not in server.log.read_text()
 
 
-@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-async def test_a_stop_signal_without_a_terminal_saves_the_rooms_and_exits(
-    tmp_path: Path, stop: signal.Signals
+@pytest.mark.parametrize(
+    ("stop", "terminal"),
+    [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGINT, True)],
+    ids=["SIGINT", "SIGTERM", "SIGINT-on-a-terminal"],
+)
+async def test_a_stop_signal_saves_the_rooms_and_exits(
+    tmp_path: Path, stop: signal.Signals, terminal: bool
 ) -> None:
     """A spawner's SIGINT used to be logged and ignored with no terminal (the hub then waited
-    for its SIGKILL, losing the edits); now either signal saves and exits."""
+    for its SIGKILL, losing the edits), and on a terminal it asked "Shut down this server?";
+    now either signal saves and exits."""
     root = tmp_path / "root"
     write(root / "ganymede.toml", NO_AUTOSAVE)
     path = write(root / "stop.ipynb", notebook_bytes("unsaved"))
-    server = start_jupyter_server(root, jupyter_env(tmp_path / "jupyter"))
-    try:
-        with server.client() as api:
-            name, session = open_session(api, "stop.ipynb")
-        async with room_client(server, name, session) as ada:
-            edit_first_cell(ada, " edit")
-            async with room_client(server, name, session) as bob:
-                await eventually(lambda: sources(bob) == ["unsaved edit"], "the room to have it")
-            server.process.send_signal(stop)
-            assert server.process.wait(timeout=STOP_TIMEOUT) == 0, server.log.read_text()
-        assert sources_on_disk(path) == ["unsaved edit"]
-    finally:
-        stop_plain_server(server)
+    with contextlib.ExitStack() as stack:
+        stdin = subprocess.DEVNULL
+        if terminal:
+            controller, terminal_end = pty.openpty()
+            stack.callback(os.close, controller)
+            stack.callback(os.close, terminal_end)
+            stdin = terminal_end
+        server = start_jupyter_server(root, jupyter_env(tmp_path / "jupyter"), stdin=stdin)
+        try:
+            with server.client() as api:
+                name, session = open_session(api, "stop.ipynb")
+            async with room_client(server, name, session) as ada:
+                edit_first_cell(ada, " edit")
+                async with room_client(server, name, session) as bob:
+                    await eventually(lambda: sources(bob) == ["unsaved edit"], "the edit")
+                server.process.send_signal(stop)
+                assert server.process.wait(timeout=STOP_TIMEOUT) == 0, server.log.read_text()
+            assert sources_on_disk(path) == ["unsaved edit"]
+        finally:
+            stop_plain_server(server)
+    assert "Shut down this server" not in server.log.read_text()
 
 
 def test_disabling_the_extension_turns_it_off(tmp_path: Path) -> None:
