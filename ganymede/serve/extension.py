@@ -189,7 +189,7 @@ class GanymedeExtension(ExtensionApp):
         runs and the server stops without its cleanup, or not at all: JupyterHub's SIGINT went
         unheard until its SIGKILL, the last edits lost. After the cleanup the process leaves
         at once (``leave_now``), as ``ganymede serve`` does: interpreter shutdown takes seconds
-        and can wait forever on a worker thread. A second SIGINT abandons the clean stop. Left
+        and can wait forever on a worker thread. A second signal abandons the clean stop. Left
         alone when the server did not set its signals up (run in a thread, or by a program
         keeping its own), or whoever started it put its own SIGINT handler in place or ignores
         SIGINT.
@@ -213,6 +213,8 @@ class GanymedeExtension(ExtensionApp):
             leave_now(status)
 
         def stop(signum: int, frame: FrameType | None) -> None:
+            # A second signal ends it: a spawner escalating from SIGINT to SIGTERM means it.
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
             if take_interrupt:
                 signal.signal(signal.SIGINT, signal.default_int_handler)
             serverapp.log.critical("received signal %s, stopping", signum)
