@@ -2,9 +2,10 @@
 that follow renames and deletes, and ``writable: false`` for a file another server's room owns or
 the user may not write (the Authorizer says so, see ``roles``).
 
-The extension wraps the configured class (jupyter_server's own, jupytext's, a user's subclass,
-sync or async) rather than replacing it: ``with_file_ids`` puts ``FileIdsFollow`` in front of it,
-so every method the class defines still runs, with Ganymede's bookkeeping around it.
+The extension wraps the configured class (jupyter_server's own, jupytext's, a user's subclass)
+rather than replacing it: ``with_file_ids`` puts ``FileIdsFollow`` in front of an asynchronous
+class, ``FileIdsFollowSync`` in front of a synchronous one (whose methods call each other without
+awaiting), so every method the class defines still runs, with Ganymede's bookkeeping around it.
 """
 
 from __future__ import annotations

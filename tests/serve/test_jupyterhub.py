@@ -6,6 +6,8 @@ API in a kernel the server started, and a stop from the hub that saves the last 
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -106,6 +108,11 @@ async def test_the_hub_spawns_a_server_with_ganymede_whole(tmp_path: Path, spawn
         assert status.status_code == 200, status.text
         server_token = found.token
         pid = found.pid
+        env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(hub.runtime_dir)}
+        grant = [sys.executable, "-m", "ganymede", "grant", "--list", "--json"]
+        done = subprocess.run(grant, cwd=hub.home, env=env, capture_output=True, text=True)
+        # Through the server: with no answer from it, the command would warn and go to the store.
+        assert done.returncode == 0 and not done.stderr, done.stderr
 
         last = write(hub.home / "last.ipynb", notebook_bytes("last"))
         room, session = by_cookie.open_session(last.name)
