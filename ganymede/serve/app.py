@@ -18,7 +18,7 @@ import sys
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from jupyter_server.serverapp import ServerApp
 from tornado.netutil import bind_sockets
@@ -168,9 +168,7 @@ def serve(options: ServeOptions) -> None:
     # jupyter_server logs an extension that fails to import and serves on without it, which
     # would leave every Ganymede endpoint answering 404: import it here so that fails loudly.
     importlib.import_module(EXTENSION)
-    app = GanymedeServerApp.instance(
-        jpserver_extensions=server_extensions(options.under_hub), default_url="/lab"
-    )
+    app = _server_app(options.under_hub)
     app.initialize(argv=server_argv(options))
     if not _extension_ready(app):
         app.log.critical("ganymede: the Ganymede extension failed to start (see above); stopping")
@@ -178,6 +176,25 @@ def serve(options: ServeOptions) -> None:
     tune_garbage_collector()
     app.start()
     leave_now()
+
+
+def _server_app(under_hub: bool) -> GanymedeServerApp:
+    """The ServerApp, made under a hub as ``jupyterhub-singleuser`` makes its own, through
+    jupyterhub's ``make_serverapp``: that is where it honours the hub's
+    ``JUPYTERHUB_DISABLE_USER_CONFIG`` (``c.Spawner.disable_user_config``)."""
+    traits: dict[str, Any] = {
+        "jpserver_extensions": server_extensions(under_hub),
+        "default_url": "/lab",
+    }
+    if not under_hub:
+        return GanymedeServerApp.instance(**traits)
+    from jupyterhub.singleuser.extension import JupyterHubSingleUser
+
+    maker = type(
+        "GanymedeSingleUser", (JupyterHubSingleUser,), {"serverapp_class": GanymedeServerApp}
+    )
+    app: GanymedeServerApp = maker.make_serverapp(**traits)
+    return app
 
 
 def _extension_ready(app: ServerApp) -> bool:

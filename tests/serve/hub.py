@@ -8,6 +8,7 @@ just before; the single-user server's the spawner picks itself.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -28,6 +29,8 @@ from tests.serve.conftest import STOP_TIMEOUT
 PROXY = "configurable-http-proxy"
 SERVICE_TOKEN = "hub-test-service-token"
 HANDED_IN_TOKEN = "handed-in-jupyter-token"
+USER_CONFIG_HEADER = "X-From-User-Config"
+"""What the user's own jupyter_server config would add to every answer, if it were read."""
 """A JUPYTER_TOKEN in the single-user server's environment, which the hub's login replaces."""
 USER = "ada"
 
@@ -107,7 +110,7 @@ def hub_config(home: Path, work: Path, command: list[str], args: list[str]) -> t
     environment = {
         "JUPYTER_RUNTIME_DIR": str(work / "runtime"),
         "JUPYTER_DATA_DIR": str(work / "data"),
-        "JUPYTER_CONFIG_DIR": str(work / "config"),
+        "JUPYTER_CONFIG_DIR": str(home / ".jupyter"),
         "XDG_DATA_HOME": str(work / "xdg"),
         "JUPYTER_TOKEN": HANDED_IN_TOKEN,
     }
@@ -134,6 +137,8 @@ def hub_config(home: Path, work: Path, command: list[str], args: list[str]) -> t
         "Spawner.cmd": command,
         "Spawner.args": args,
         "Spawner.environment": environment,
+        # The user's own Jupyter config (under their home) is not read: USER_CONFIG_HEADER.
+        "Spawner.disable_user_config": True,
         "Spawner.start_timeout": 180,
         "Spawner.http_timeout": 180,
     }
@@ -144,8 +149,11 @@ def hub_config(home: Path, work: Path, command: list[str], args: list[str]) -> t
 @contextmanager
 def running_hub(work: Path, command: list[str], args: list[str]) -> Iterator[Hub]:
     home = work / "home"
-    home.mkdir(parents=True)
-    for name in ("runtime", "data", "config", "xdg"):
+    user_config = home / ".jupyter" / "jupyter_server_config.json"
+    user_config.parent.mkdir(parents=True)
+    headers = {"ServerApp": {"tornado_settings": {"headers": {USER_CONFIG_HEADER: "read"}}}}
+    user_config.write_text(json.dumps(headers))
+    for name in ("runtime", "data", "xdg"):
         (work / name).mkdir()
     config = work / "jupyterhub_config.py"
     text, url = hub_config(home, work, command, args)

@@ -17,7 +17,7 @@ import pytest
 
 from ganymede.client.discover import server_for
 from tests.serve.conftest import RunningServer
-from tests.serve.hub import HANDED_IN_TOKEN, Hub, running_hub
+from tests.serve.hub import HANDED_IN_TOKEN, USER_CONFIG_HEADER, Hub, running_hub
 from tests.serve.plain_server import ROOT_FLAGS
 from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import edit_first_cell, notebook_bytes, sources_on_disk, write
@@ -106,6 +106,8 @@ async def test_the_hub_spawns_a_server_with_ganymede_whole(tmp_path: Path, spawn
             f"{found.url}api/status", headers={"Authorization": f"token {found.token}"}
         )
         assert status.status_code == 200, status.text
+        # c.Spawner.disable_user_config holds for both commands.
+        assert USER_CONFIG_HEADER not in status.headers
         server_token = found.token
         pid = found.pid
         env = {**os.environ, "JUPYTER_RUNTIME_DIR": str(hub.runtime_dir)}
