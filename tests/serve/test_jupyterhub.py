@@ -27,7 +27,10 @@ HOST_CHECK = "from ganymede.kernel import host\nprint(host() is not None)"
 SPAWNED = {
     "ganymede serve": ([sys.executable, "-m", "ganymede", "serve"], []),
     # No argument of Ganymede's; jupyter_server itself refuses root without --allow-root.
-    "jupyterhub-singleuser": ([str(Path(sys.executable).parent / "jupyterhub-singleuser")], []),
+    "jupyterhub-singleuser": (
+        [str(Path(sys.executable).parent / "jupyterhub-singleuser")],
+        ROOT_FLAGS,
+    ),
 }
 
 
@@ -91,8 +94,6 @@ async def check_serving(door: Door, name: str, home: Path) -> None:
 @pytest.mark.parametrize("spawned", list(SPAWNED))
 async def test_the_hub_spawns_a_server_with_ganymede_whole(tmp_path: Path, spawned: str) -> None:
     command, args = SPAWNED[spawned]
-    if spawned == "jupyterhub-singleuser":
-        args = ROOT_FLAGS
     with running_hub(tmp_path, command, args) as hub:
         await asyncio.to_thread(hub.start_server)
         by_token, by_cookie = token_door(hub), cookie_door(hub)
