@@ -37,6 +37,7 @@ LOWER_BOUNDS: dict[tuple[str, str], tuple[float, bool]] = {
     ("serve", "client_queue_messages"): (1, True),
     ("execute", "timeout"): (0, False),
     ("execute", "startup_timeout"): (0, False),
+    ("execute", "cache_max_mb"): (0, False),
     ("agent", "settle"): (0, True),  # 0: report each change at once
     ("history", "max_age_days"): (0, False),
     ("history", "max_mb_per_document"): (0, False),
@@ -72,6 +73,10 @@ class ExecuteConfig:
     timeout: float | None = None
     startup_timeout: float = 60.0
     kernel: str | None = None
+    cache: str | None = None
+    """The run cache's directory (``--cache``), relative to the config file's; None: no cache."""
+    cache_max_mb: float = 1024.0
+    """The run cache's bound; the least recently used entries go past it."""
 
 
 @dataclass

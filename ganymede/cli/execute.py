@@ -13,9 +13,10 @@ from ganymede.cli.output import EXIT_USAGE, fail, wants_color, warn
 
 if TYPE_CHECKING:
     from ganymede.cli.output_log import LinePrefixer
-    from ganymede.config import HostConfig
+    from ganymede.config import Config, HostConfig
     from ganymede.execute import RunEvent, RunOutcome, RunRequest
     from ganymede.execute.autosave import Autosave
+    from ganymede.execute.cache import RunCache
     from ganymede.execute.model import NotebookSave
     from ganymede.grant import Grant
 
@@ -150,6 +151,26 @@ def command(
         bool,
         typer.Option("--log-output", help="Stream the cells' outputs to stderr as they arrive."),
     ] = False,
+    cache: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache",
+            metavar="DIR",
+            help="Reuse the outputs of a successful run of the same code, parameters, kernel and "
+            "inputs, kept in DIR; run and keep them otherwise.",
+        ),
+    ] = None,
+    cache_input: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--cache-input",
+            metavar="GLOB",
+            help="Files the notebooks read, whose contents are part of the cache key.",
+        ),
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Ignore [execute] cache: run every notebook.")
+    ] = False,
     config: Annotated[
         Path | None,
         typer.Option("--config", metavar="PATH", help="Config file (default: ./ganymede.toml)."),
@@ -204,30 +225,139 @@ def command(
         allow_errors=allow_errors,
         inject=not no_inject,
     )
+    run_cache = None if no_cache or prepare_only else _open_cache(cache, loaded)
+    hits: dict[Path, RunOutcome] = {}
+    keys: dict[Path, str] = {}
+    if run_cache is not None:
+        requests, hits, keys = _look_up(run_cache, requests, cache_input or [], invalid)
     if prepare_only:
         from ganymede.execute import prepare_notebooks
 
         outcomes = prepare_notebooks(requests)
     else:
-        outcomes = _run(
-            requests,
-            jobs=jobs,
-            host_defaults=host_defaults,
-            output=output,
-            autosaving=not (no_save or no_autosave or output == "-"),
-            autosave_every=autosave_every,
-            log_output=log_output,
+        outcomes = (
+            _run(
+                requests,
+                jobs=jobs,
+                host_defaults=host_defaults,
+                output=output,
+                autosaving=not (no_save or no_autosave or output == "-"),
+                autosave_every=autosave_every,
+                log_output=log_output,
+            )
+            if requests
+            else []
         )
+    if run_cache is not None:
+        _keep(run_cache, outcomes, keys)
     code = _report(
         notebooks,
-        outcomes,
+        [*outcomes, *hits.values()],
         invalid,
         output=output,
         no_save=no_save,
         as_json=as_json,
         prepared=prepare_only,
+        cached=set(hits),
     )
     raise typer.Exit(code)
+
+
+def _open_cache(directory: Path | None, loaded: Config) -> RunCache | None:
+    """The run cache ``--cache`` names, else ``[execute] cache`` (relative to its config file)."""
+    from ganymede.execute.cache import RunCache, max_bytes
+
+    settings = loaded.execute
+    if directory is None and settings.cache is not None:
+        base = loaded.source.parent if loaded.source is not None else Path.cwd()
+        directory = base / settings.cache
+    if directory is None:
+        return None
+    if directory.exists() and not directory.is_dir():
+        fail(f"--cache {directory}: not a directory", EXIT_USAGE, COMMAND)
+    return RunCache(directory, max_bytes(settings.cache_max_mb))
+
+
+def _look_up(
+    run_cache: RunCache, requests: list[RunRequest], patterns: list[str], invalid: dict[Path, str]
+) -> tuple[list[RunRequest], dict[Path, RunOutcome], dict[Path, str]]:
+    """The requests still to run; the outcomes of those the cache answers; each one's key.
+
+    A notebook whose declared inputs cannot be read is not run (``invalid``): its key, and so
+    whether its outputs are still true, is unknown."""
+    from ganymede.errors import UsageError
+    from ganymede.execute import RunOutcome
+    from ganymede.execute.cache import digest_inputs
+    from ganymede.execute.cache_key import cache_key, declared_inputs, from_cache
+    from ganymede.notebook.results import read_results
+
+    to_run: list[RunRequest] = []
+    hits: dict[Path, RunOutcome] = {}
+    keys: dict[Path, str] = {}
+    for request in requests:
+        path, notebook = request.path, request.notebook
+        base = Path.cwd() if path == STDIN else path.parent
+        try:
+            inputs = digest_inputs(patterns, Path.cwd())
+            inputs += digest_inputs(declared_inputs(notebook), base)
+            key = cache_key(
+                notebook,
+                params=request.params,
+                kernel_name=request.kernel_name,
+                inject=request.inject,
+                allow_errors=request.allow_errors,
+                inputs=inputs,
+            )
+        except UsageError as error:
+            invalid[path] = f"{path}: {error}"
+            continue
+        except OSError as error:
+            name = error.filename or error
+            invalid[path] = f"{path}: cannot read input {name}: {error.strerror or error}"
+            continue
+        keys[path] = key
+        cached = run_cache.load(key)
+        merged = None
+        if cached is not None:
+            merged = from_cache(
+                notebook,
+                cached,
+                params=request.params,
+                kernel_name=request.kernel_name,
+                inject=request.inject,
+            )
+        if merged is None:
+            to_run.append(request)
+            continue
+        run = (merged["metadata"].get("ganymede") or {}).get("run") or {}
+        hits[path] = RunOutcome(
+            request=request,
+            status="ok",
+            notebook=merged,
+            results=read_results(merged.get("cells", [])),
+            error=None,
+            duration=float(run.get("duration") or 0.0),
+        )
+        print(f"{path}: ok from the cache (key {key[:12]})", file=sys.stderr)
+    return to_run, hits, keys
+
+
+def _keep(run_cache: RunCache, outcomes: list[RunOutcome], keys: dict[Path, str]) -> None:
+    """Keep the executed notebook of every run that finished ok; a cache that cannot be written
+    costs a warning, never the run."""
+    from ganymede.notebook.nbio import dumps_notebook
+
+    for outcome in outcomes:
+        key = keys.get(outcome.request.path)
+        if key is None or outcome.status != "ok" or not outcome.ran:
+            continue
+        try:
+            run_cache.store(key, dumps_notebook(outcome.notebook))
+        except OSError as error:
+            warn(
+                f"{run_cache.directory}: cannot keep {outcome.request.path} in the cache: "
+                f"{error.strerror or error}"
+            )
 
 
 def _run(
@@ -374,8 +504,10 @@ def _report(
     no_save: bool,
     as_json: bool,
     prepared: bool,
+    cached: set[Path],
 ) -> int:
     """Write notebooks, print results and errors; the exit code of the first failed notebook.
+    ``cached`` names the notebooks whose outcome came from the run cache.
 
     A notebook is written when its cells ran, or when it was prepared to run; never when its
     kernel could not start, so the file keeps what it had."""
@@ -386,7 +518,9 @@ def _report(
         if path in invalid:
             fail_line = invalid[path]
             print(f"{COMMAND}: error: {fail_line}", file=sys.stderr)
-            lines.append(_json_line(path, "invalid", {}, {"message": fail_line}, 0.0, None))
+            lines.append(
+                _json_line(path, "invalid", {}, {"message": fail_line}, 0.0, None, cached=False)
+            )
             code = code or EXIT_CODES["invalid"]
             continue
         outcome = by_path[path]
@@ -401,7 +535,13 @@ def _report(
             code = code or EXIT_CODES["invalid"]
         lines.append(
             _json_line(
-                path, outcome.status, outcome.results, outcome.error, outcome.duration, written
+                path,
+                outcome.status,
+                outcome.results,
+                outcome.error,
+                outcome.duration,
+                written,
+                cached=path in cached,
             )
         )
     if as_json:
@@ -419,6 +559,8 @@ def _json_line(
     error: dict[str, Any] | None,
     duration: float,
     written: str | None,
+    *,
+    cached: bool,
 ) -> dict[str, Any]:
     if error is not None and error.get("traceback"):
         from ganymede.execute.ansi import strip_ansi
@@ -431,6 +573,7 @@ def _json_line(
         "error": error,
         "duration": round(duration, 3),
         "output": written,
+        "cached": cached,
     }
 
 
