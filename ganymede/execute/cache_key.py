@@ -122,8 +122,9 @@ def from_cache(
     cells do not line up with it (then the cache must not answer).
 
     The cells and metadata are the ones asked for now (prose edited since the run is kept), with
-    the injected-parameters cell put where a run puts it; each code cell takes the outputs,
-    execution count and timings of its counterpart in the cached run, matched in order. The
+    the injected-parameters cell put where a run puts it, under the cached one's id; each code
+    cell takes the outputs, execution count and timings of its counterpart in the cached run,
+    matched in order. The
     notebook metadata a run writes comes from the cached run, and ``ganymede.run`` records that
     run with ``cached: true``.
     """
@@ -134,7 +135,10 @@ def from_cache(
     ran = [cell for cell in cached.get("cells", []) if cell.get("cell_type") == "code"]
     if [_source(cell) for cell in code] != [_source(cell) for cell in ran]:
         return None
+    taken = {cell.get("id") for cell in merged.get("cells", [])}
     for cell, source in zip(code, ran, strict=True):
+        if has_tag(cell, INJECTED_TAG) and source.get("id") not in taken | {None}:
+            cell["id"] = source["id"]  # the same bytes as the cached run, not a fresh id
         cell["outputs"] = copy.deepcopy(source.get("outputs", []))
         cell["execution_count"] = source.get("execution_count")
         execution = (source.get("metadata") or {}).get("execution")
