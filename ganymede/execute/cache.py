@@ -65,17 +65,19 @@ class RunCache:
 
     def prune(self, keep: Path | None = None) -> list[Path]:
         """Remove the least recently used entries until the rest fit in ``max_bytes``; ``keep``
-        (the entry just stored) goes last of all. Returns what went."""
+        (the entry just stored) stays even when it alone is larger. Returns what went."""
         entries = []
         for path in self.directory.glob(f"??/*{ENTRY_SUFFIX}"):
             with contextlib.suppress(FileNotFoundError):
                 status = path.stat()
-                entries.append((path == keep, status.st_mtime_ns, status.st_size, path))
-        total = sum(size for _, _, size, _ in entries)
+                entries.append((status.st_mtime_ns, status.st_size, path))
+        total = sum(size for _, size, _ in entries)
         removed = []
-        for _, _, size, path in sorted(entries):
+        for _, size, path in sorted(entries):
             if total <= self.max_bytes:
                 break
+            if path == keep:
+                continue
             with contextlib.suppress(FileNotFoundError):
                 path.unlink()
                 removed.append(path)
