@@ -359,7 +359,8 @@ def _host_defaults(config: HostConfig, grants: list[str]) -> Grant:
 
 
 class _Progress:
-    """A bar per notebook on a terminal; plain lines on stderr otherwise."""
+    """A line per notebook on a terminal (a bar, cells done of all, the running cell's first
+    line); otherwise plain lines on stderr, one as each notebook starts and one as it ends."""
 
     def __init__(self, total: int, *, log_output: bool = False) -> None:
         self.total = total
@@ -376,11 +377,17 @@ class _Progress:
         if sys.stderr.isatty() and self.total:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+            from rich.table import Column
 
             self.bar = Progress(
                 TextColumn("{task.description}"),
-                BarColumn(),
+                BarColumn(bar_width=20),
                 MofNCompleteColumn(),
+                TextColumn(
+                    "{task.fields[running]}",
+                    markup=False,
+                    table_column=Column(no_wrap=True, overflow="ellipsis", ratio=1),
+                ),
                 console=Console(stderr=True),
                 transient=True,
             )
@@ -397,9 +404,11 @@ class _Progress:
             self._log(event)
         if self.bar is not None:
             if event.kind == "started":
-                self.tasks[path] = self.bar.add_task(str(path), total=event.cell_count)
+                self.tasks[path] = self.bar.add_task(str(path), total=event.cell_count, running="")
+            elif event.kind == "running" and path in self.tasks:
+                self.bar.update(self.tasks[path], running=running_line(event.source or ""))
             elif event.kind == "cell" and path in self.tasks:
-                self.bar.update(self.tasks[path], completed=event.cell_index + 1)
+                self.bar.update(self.tasks[path], completed=event.cell_index + 1, running="")
             elif event.kind == "finished" and path in self.tasks:
                 self.bar.remove_task(self.tasks.pop(path))
             return
@@ -431,3 +440,9 @@ class _Progress:
         if text:
             sys.stderr.write(text)
             sys.stderr.flush()
+
+
+def running_line(source: str) -> str:
+    """What the progress line shows of the running cell: its first line that is not blank."""
+    line = next((line.strip() for line in source.splitlines() if line.strip()), "")
+    return f"▸ {line}" if line else ""

@@ -249,6 +249,7 @@ async def _execute_cells(
         where = {"cell_index": index, "cell_id": cell.get("id")}
         collector = CellOutputs(cell["outputs"], displays)
         on_iopub = partial(deliver, widgets=widgets, cell=collector)
+        emit(RunEvent("running", request, len(cells), cell_index=index, source=source))
         try:
             executed = await kernel.execute(
                 source,
