@@ -136,7 +136,6 @@ def answer(argv: list[str]) -> int | None:
     from ganymede.cli.params import build_params, flags_in_order
     from ganymede.config import load_config
     from ganymede.errors import GanymedeError
-    from ganymede.execute.cache import RunCache, max_bytes
 
     try:
         loaded = load_config(parsed.config, Path.cwd())
@@ -150,6 +149,8 @@ def answer(argv: list[str]) -> int | None:
         directory = base / settings.cache
     if directory is None or not directory.is_dir():
         return None
+    from ganymede.execute.cache import RunCache, max_bytes
+
     check_usage(parsed.notebooks, parsed.output, parsed.no_save, parsed.as_json, 1, None, None)
     requests, invalid = load_requests(
         parsed.notebooks,

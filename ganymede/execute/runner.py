@@ -20,10 +20,11 @@ from datetime import datetime, timezone
 from functools import partial
 from typing import Any
 
-from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
+from jupyter_client.kernelspec import NoSuchKernel
 
 from ganymede.errors import KernelDied, RunTimeout, UsageError
 from ganymede.execute.kernel import IopubHandler, Kernel, KernelLaunch, resolved_kernel_name
+from ganymede.execute.kernelspecs import KernelSpecs
 from ganymede.execute.model import RunEvent, RunOutcome, RunRequest, RunStatus
 from ganymede.execute.outputs import CellOutputs, DisplayRegistry
 from ganymede.execute.parameters import has_tag, inject_parameters, papermill_metadata
@@ -72,7 +73,7 @@ async def run_notebooks(
     """
     if jobs < 1:
         raise UsageError(f"jobs must be at least 1, got {jobs}")
-    specs = KernelSpecManager()
+    specs = KernelSpecs()
     plans = [_plan(request, specs) for request in requests]
     emit = on_event or (lambda event: None)
     warming = asyncio.Semaphore(jobs + 1)
@@ -109,7 +110,7 @@ def prepare_notebooks(requests: list[RunRequest]) -> list[RunOutcome]:
     Status ``ok`` with ``ran`` False; ``dead`` when the kernel is unknown, since which kernel
     runs the notebook decides whether parameters are injected.
     """
-    specs = KernelSpecManager()
+    specs = KernelSpecs()
     outcomes = []
     for request in requests:
         plan = _plan(request, specs)
@@ -140,7 +141,7 @@ async def _dispose(starting: asyncio.Future[Kernel]) -> None:
     await kernel.kill()
 
 
-def _plan(request: RunRequest, specs: KernelSpecManager) -> _Plan:
+def _plan(request: RunRequest, specs: KernelSpecs) -> _Plan:
     notebook = copy.deepcopy(dict(request.notebook))
     metadata = notebook.setdefault("metadata", {})
     warnings: list[str] = []
