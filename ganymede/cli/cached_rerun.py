@@ -1,17 +1,21 @@
-"""``ganymede execute`` answered from the run cache without loading the CLI's option parser.
+"""``ganymede execute``'s common command lines read without typer, and cached reruns answered.
 
-A cached rerun does no more than hash a few files and write a notebook, so importing typer (and
-the pydantic it brings) would be most of its cost. ``answer`` reads the command line itself for
-the options that matter to a cached rerun and, when the cache answers every notebook, does what
-the command would, through the same functions (``ganymede.cli.execute_outcomes``). Anything it
-is not sure of (an option it does not know, ``--help``, stdin, a miss, a config or parameter
-error) makes it step aside before printing anything, and the command runs as usual.
+typer takes a tenth of a second to import and, at parse time, imports pydantic for a fifth more:
+most of what a cached rerun may cost, and a fifth of a short run's. ``parse`` reads the options
+that CI command lines use into what typer would hand the command; anything else (an option it
+does not know, ``--help``, stdin, short options run together) gives None, and typer parses as
+usual. ``answer`` then does what the command would when the run cache answers every notebook,
+through the same functions (``ganymede.cli.execute_outcomes``), without importing typer at all;
+when it cannot (a miss, a config or parameter error), it steps aside having printed nothing, and
+``ganymede.cli.execute.run_parsed`` calls the command with what ``parse`` read.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 VALUE_OPTIONS = {
     "--cache": "cache",
@@ -32,26 +36,37 @@ VALUE_OPTIONS = {
     "--params-yaml": None,
     "-b": None,
     "--params-base64": None,
-    "-j": "jobs",  # what shapes only a run (jobs, timeouts, saving, the kernel's directory)
+    "-j": "jobs",
     "--jobs": "jobs",
-    "--timeout": "number",
-    "--startup-timeout": "number",
-    "--autosave-every": "number",
-    "--cwd": None,
+    "--timeout": "timeout",
+    "--startup-timeout": "startup_timeout",
+    "--autosave-every": "autosave_every",
+    "--cwd": "cwd",
 }
 FLAGS = {
     "--json": "as_json",
     "--allow-errors": "allow_errors",
     "--no-inject": "no_inject",
     "--no-save": "no_save",
-    "--no-autosave": None,
-    "--interrupt-on-timeout": None,
+    "--no-autosave": "no_autosave",
+    "--interrupt-on-timeout": "interrupt_on_timeout",
+    "--no-cache": "no_cache",
+}
+CONVERTERS: dict[str, Callable[[str], Any]] = {
+    "cache": Path,
+    "config": Path,
+    "cwd": Path,
+    "jobs": int,
+    "timeout": float,
+    "startup_timeout": float,
+    "autosave_every": float,
 }
 
 
 @dataclass
-class CachedArgs:
-    """The part of an ``execute`` command line a cached rerun needs."""
+class ExecuteArgs:
+    """An ``execute`` command line of the common options, read without typer; the values as
+    typer hands them to the command (its checks of ranges are the command's own)."""
 
     notebooks: list[Path] = field(default_factory=list)
     cache: Path | None = None
@@ -60,15 +75,23 @@ class CachedArgs:
     config: Path | None = None
     kernel: str | None = None
     params_file: list[Path] = field(default_factory=list)
+    jobs: int = 1
+    timeout: float | None = None
+    startup_timeout: float | None = None
+    autosave_every: float | None = None
+    cwd: Path | None = None
     as_json: bool = False
     allow_errors: bool = False
     no_inject: bool = False
     no_save: bool = False
+    no_autosave: bool = False
+    interrupt_on_timeout: bool = False
+    no_cache: bool = False
 
 
-def parse(args: list[str]) -> CachedArgs | None:
+def parse(args: list[str]) -> ExecuteArgs | None:
     """The options after ``execute``; None for a command line this reader must not judge."""
-    parsed = CachedArgs()
+    parsed = ExecuteArgs()
     index = 0
     while index < len(args):
         token = args[index]
@@ -77,8 +100,7 @@ def parse(args: list[str]) -> CachedArgs | None:
         if token.startswith("--") and "=" in token:
             name, attached = token.split("=", 1)
         if name in FLAGS and attached is None:
-            if FLAGS[name] is not None:
-                setattr(parsed, FLAGS[name], True)
+            setattr(parsed, FLAGS[name], True)
             continue
         if name in VALUE_OPTIONS:
             if attached is None:
@@ -90,27 +112,22 @@ def parse(args: list[str]) -> CachedArgs | None:
                 return None
             continue
         if token.startswith("-") or not token:
-            return None  # stdin, --help, --no-cache, --prepare-only, anything new
+            return None  # stdin, --help, --prepare-only, short options run together, anything new
         parsed.notebooks.append(Path(token))
     return parsed if parsed.notebooks else None
 
 
-def _take(parsed: CachedArgs, slot: str | None, value: str) -> bool:
-    if slot == "jobs":
-        return value.isdigit() and int(value) >= 1
-    if slot == "number":
-        try:
-            return float(value) > 0
-        except ValueError:
-            return False
-    if slot in ("cache", "config"):
-        setattr(parsed, slot, Path(value))
-    elif slot == "params_file":
-        parsed.params_file.append(Path(value))
-    elif slot == "cache_input":
-        parsed.cache_input.append(value)
-    elif slot is not None:
-        setattr(parsed, slot, value)
+def _take(parsed: ExecuteArgs, slot: str | None, value: str) -> bool:
+    """Store ``value``; False when typer would refuse it (typer then says why)."""
+    if slot is None:
+        return True
+    if slot in ("params_file", "cache_input"):
+        getattr(parsed, slot).append(Path(value) if slot == "params_file" else value)
+        return True
+    try:
+        setattr(parsed, slot, CONVERTERS.get(slot, str)(value))
+    except ValueError:
+        return False
     return True
 
 
@@ -124,8 +141,10 @@ def answer(argv: list[str]) -> int | None:
 
     argv = joined_assignments(argv)
     parsed = parse(argv[1:])
-    if parsed is None or (parsed.output is not None and parsed.no_save):
+    if parsed is None or parsed.no_cache or (parsed.output is not None and parsed.no_save):
         return None
+    if (parsed.autosave_every or 0) < 0 or (parsed.cwd is not None and not parsed.cwd.is_dir()):
+        return None  # usage errors: the command says them
     from ganymede.cli.execute_outcomes import (
         announce,
         check_usage,
@@ -151,7 +170,15 @@ def answer(argv: list[str]) -> int | None:
         return None
     from ganymede.execute.cache import RunCache, max_bytes
 
-    check_usage(parsed.notebooks, parsed.output, parsed.no_save, parsed.as_json, 1, None, None)
+    check_usage(
+        parsed.notebooks,
+        parsed.output,
+        parsed.no_save,
+        parsed.as_json,
+        parsed.jobs,
+        parsed.timeout,
+        parsed.startup_timeout,
+    )
     requests, invalid = load_requests(
         parsed.notebooks,
         params=params,

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
@@ -269,6 +270,50 @@ def command(
         cached=set(hits),
     )
     raise typer.Exit(code)
+
+
+def run_parsed(argv: list[str]) -> int | None:
+    """The exit code of ``ganymede ARGV`` (``execute …``) run on what ``cached_rerun.parse``
+    read, sparing typer's parse; None when it could not read it all (typer must parse it)."""
+    from ganymede.cli.cached_rerun import parse
+    from ganymede.cli.params import joined_assignments
+    from ganymede.errors import GanymedeError
+
+    argv = joined_assignments(argv)
+    parsed = parse(argv[1:])
+    if parsed is None:
+        return None
+    invocation = cast(typer.Context, SimpleNamespace(obj={"argv": argv}))
+    try:
+        command(
+            invocation,
+            parsed.notebooks,
+            params_file=parsed.params_file or None,
+            output=parsed.output,
+            no_save=parsed.no_save,
+            no_autosave=parsed.no_autosave,
+            autosave_every=AUTOSAVE_EVERY
+            if parsed.autosave_every is None
+            else parsed.autosave_every,
+            kernel=parsed.kernel,
+            timeout=parsed.timeout,
+            interrupt_on_timeout=parsed.interrupt_on_timeout,
+            startup_timeout=parsed.startup_timeout,
+            cwd=parsed.cwd,
+            jobs=parsed.jobs,
+            as_json=parsed.as_json,
+            allow_errors=parsed.allow_errors,
+            no_inject=parsed.no_inject,
+            cache=parsed.cache,
+            cache_input=parsed.cache_input or None,
+            no_cache=parsed.no_cache,
+            config=parsed.config,
+        )
+    except typer.Exit as done:
+        return done.exit_code
+    except GanymedeError as error:
+        fail(str(error), EXIT_USAGE)
+    return 0
 
 
 def _run(
