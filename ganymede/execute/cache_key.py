@@ -46,13 +46,19 @@ class InputDigest:
 
 def kernel_identity(notebook: Mapping[str, Any], kernel_name: str | None) -> tuple[str, str]:
     """The kernel a run of ``notebook`` starts (name as jupyter_client resolves it) and the
-    notebook's language (its kernelspec's, else its language_info's, else empty)."""
+    notebook's language (its kernelspec's; for the native kernel, Python; else its
+    language_info's; else empty). A notebook that named no kernel keys as the file its run
+    writes (with the kernelspec filled in), so rerunning that file in place is a hit."""
     metadata = notebook.get("metadata") or {}
     kernelspec = metadata.get("kernelspec") or {}
     name = kernel_name or kernelspec.get("name") or DEFAULT_KERNEL
     if name == "python":
         name = NATIVE_KERNEL
-    language = kernelspec.get("language") or (metadata.get("language_info") or {}).get("name")
+    language = kernelspec.get("language")
+    if not language and name == NATIVE_KERNEL:
+        language = "python"  # what a run writes into a notebook that said nothing
+    if not language:
+        language = (metadata.get("language_info") or {}).get("name")
     return name, str(language or "")
 
 

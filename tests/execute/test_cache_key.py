@@ -187,3 +187,12 @@ def test_a_cached_run_whose_code_does_not_line_up_is_no_hit() -> None:
     cached = executed(base(), {"n": 3})
     cached["cells"][3]["source"] = "something else"
     assert from_cache(base(), cached, params={"n": 3}, kernel_name=None, inject=True) is None
+
+
+def test_a_notebook_without_a_kernelspec_keys_as_the_file_its_run_writes() -> None:
+    bare = base()
+    del bare["metadata"]["kernelspec"]
+    ran = copy.deepcopy(bare)
+    ran["metadata"]["kernelspec"] = {"name": "python3", "display_name": "P", "language": "python"}
+    ran["metadata"]["language_info"] = {"name": "python"}
+    assert key(bare) == key(ran) == key(base())
