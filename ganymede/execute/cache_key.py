@@ -161,6 +161,8 @@ def _run_metadata(asked: Mapping[str, Any], cached: Mapping[str, Any]) -> dict[s
     for key in RUN_METADATA_KEYS:
         if key in cached:
             metadata[key] = copy.deepcopy(cached[key])
+    if asked.get("kernelspec"):  # a run fills the kernelspec in only where there was none
+        metadata["kernelspec"] = copy.deepcopy(asked["kernelspec"])
     section = dict(metadata.get("ganymede") or {})
     run = (cached.get("ganymede") or {}).get("run")
     if run is not None:

@@ -196,3 +196,17 @@ def test_a_notebook_without_a_kernelspec_keys_as_the_file_its_run_writes() -> No
     ran["metadata"]["kernelspec"] = {"name": "python3", "display_name": "P", "language": "python"}
     ran["metadata"]["language_info"] = {"name": "python"}
     assert key(bare) == key(ran) == key(base())
+
+
+def test_a_hit_keeps_the_kernelspec_asked_for_and_fills_in_a_missing_one() -> None:
+    cached = executed(base(), {})
+    renamed = base()
+    renamed["metadata"]["kernelspec"]["display_name"] = "Renamed since"
+    merged = from_cache(renamed, cached, params={}, kernel_name=None, inject=True)
+    assert merged is not None
+    assert merged["metadata"]["kernelspec"]["display_name"] == "Renamed since"
+    bare = base()
+    del bare["metadata"]["kernelspec"]
+    merged = from_cache(bare, cached, params={}, kernel_name=None, inject=True)
+    assert merged is not None
+    assert merged["metadata"]["kernelspec"] == cached["metadata"]["kernelspec"]
