@@ -147,6 +147,7 @@ def answer(argv: list[str]) -> int | None:
         return None  # usage errors: the command says them
     from ganymede.cli.execute_outcomes import (
         announce,
+        cache_directory,
         check_usage,
         load_requests,
         look_up,
@@ -162,10 +163,7 @@ def answer(argv: list[str]) -> int | None:
     except GanymedeError:
         return None
     settings = loaded.execute
-    directory = parsed.cache
-    if directory is None and settings.cache is not None:
-        base = loaded.source.parent if loaded.source is not None else Path.cwd()
-        directory = base / settings.cache
+    directory = cache_directory(parsed.cache, loaded)
     if directory is None or not directory.is_dir():
         return None
     from ganymede.execute.cache import RunCache, max_bytes

@@ -24,19 +24,25 @@ EXIT_CODES = {"ok": 0, "error": 1, "timeout": 3, "dead": 4, "invalid": 5}
 STDIN = Path("-")
 
 
-def open_cache(directory: Path | None, loaded: Config) -> RunCache | None:
-    """The run cache ``--cache`` names, else ``[execute] cache`` (relative to its config file)."""
+def cache_directory(explicit: Path | None, loaded: Config) -> Path | None:
+    """The run cache's directory: ``--cache``, else ``[execute] cache`` (relative to its config
+    file); None when neither names one."""
+    if explicit is not None or loaded.execute.cache is None:
+        return explicit
+    base = loaded.source.parent if loaded.source is not None else Path.cwd()
+    return base / loaded.execute.cache
+
+
+def open_cache(explicit: Path | None, loaded: Config) -> RunCache | None:
+    """The run cache in force, if any; a usage error when its path is not a directory."""
     from ganymede.execute.cache import RunCache, max_bytes
 
-    settings = loaded.execute
-    if directory is None and settings.cache is not None:
-        base = loaded.source.parent if loaded.source is not None else Path.cwd()
-        directory = base / settings.cache
+    directory = cache_directory(explicit, loaded)
     if directory is None:
         return None
     if directory.exists() and not directory.is_dir():
         fail(f"--cache {directory}: not a directory", EXIT_USAGE, COMMAND)
-    return RunCache(directory, max_bytes(settings.cache_max_mb))
+    return RunCache(directory, max_bytes(loaded.execute.cache_max_mb))
 
 
 def look_up(
