@@ -48,14 +48,16 @@ def open_cache(explicit: Path | None, loaded: Config) -> RunCache | None:
 def look_up(
     run_cache: RunCache, requests: list[RunRequest], patterns: list[str], invalid: dict[Path, str]
 ) -> tuple[list[RunRequest], dict[Path, RunOutcome], dict[Path, str]]:
-    """The requests still to run; the outcomes of those the cache answers; each one's key.
+    """The requests still to run; the outcomes of those the cache answers (with the warnings
+    about parameters a run would give); each one's key.
 
     A notebook whose declared inputs cannot be read is not run (``invalid``): its key, and so
     whether its outputs are still true, is unknown."""
     from ganymede.errors import UsageError
     from ganymede.execute import RunOutcome
     from ganymede.execute.cache import digest_inputs
-    from ganymede.execute.cache_key import cache_key, declared_inputs, from_cache
+    from ganymede.execute.cache_key import cache_key, declared_inputs, from_cache, injects
+    from ganymede.execute.parameters_cell import parameter_warnings
     from ganymede.notebook.results import read_results
 
     to_run: list[RunRequest] = []
@@ -97,6 +99,9 @@ def look_up(
             to_run.append(request)
             continue
         run = (merged["metadata"].get("ganymede") or {}).get("run") or {}
+        warnings = []
+        if injects(notebook, request.kernel_name, request.inject):
+            warnings = [f"{path}: {w}" for w in parameter_warnings(notebook, request.params)]
         hits[path] = RunOutcome(
             request=request,
             status="ok",
@@ -104,6 +109,7 @@ def look_up(
             results=read_results(merged.get("cells", [])),
             error=None,
             duration=float(run.get("duration") or 0.0),
+            warnings=warnings,
         )
     return to_run, hits, keys
 

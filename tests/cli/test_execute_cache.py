@@ -215,3 +215,15 @@ def test_a_cache_that_cannot_be_written_costs_a_warning_not_the_run(
     assert "cannot keep nb.ipynb in the cache" in errors
     assert not list(disk.glob("??/*.ipynb"))
     assert json.loads((tmp_path / "nb.ipynb").read_text())["cells"][1]["outputs"]
+
+
+def test_a_hit_warns_of_parameters_as_a_run_does(tmp_path: Path) -> None:
+    counting_notebook(tmp_path / "nb.ipynb", kernelspec={**PROBE, "name": "python3"})
+    args = ("nb.ipynb", "--cache", "cache", "--no-save", "-p", "unknown", "1")
+    warning = "nb.ipynb: passed unknown parameter 'unknown'"
+    status, line, errors = run_json(tmp_path, *args)
+    assert (status, line["cached"]) == (0, False)
+    assert warning in errors
+    status, line, errors = run_json(tmp_path, *args)
+    assert (status, line["cached"]) == (0, True)
+    assert warning in errors
