@@ -3,22 +3,28 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
+# jupyter-ai 3, layered on the test venv so its server extensions load only where a test asks.
+AI_STAMP := $(VENV)-jupyter-ai/.installed-stamp
 # Debian packages the test suite needs (installed only when missing).
 APT_PACKAGES ?= chromium
+# npm packages the test suite runs (JupyterHub's proxy), installed under the venv when missing.
+NODE_PREFIX := $(VENV)/node
+NODE_BIN := $(abspath $(NODE_PREFIX)/node_modules/.bin)
+NPM_PACKAGES ?= configurable-http-proxy
 PYTEST_ARGS ?=
 
-.PHONY: serve test setup system-packages lint format bench clean
+.PHONY: serve test setup system-packages node-packages lint format bench clean
 
 serve: setup
 	$(BIN)/ganymede serve examples
 
-test: setup
+test: setup $(AI_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	# pytest exits 5 when it collected nothing: make treats that as the failure it is.
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	PATH="$(NODE_BIN):$$PATH" $(BIN)/python -m pytest $(PYTEST_ARGS)
 
-setup: system-packages $(STAMP)
+setup: system-packages node-packages $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,11 +32,29 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,lab]'
 	touch $(STAMP)
 
+$(AI_STAMP): $(STAMP) tests/jupyter_ai_env.py
+	rm -rf $(VENV)-jupyter-ai
+	$(BIN)/python tests/jupyter_ai_env.py
+	touch $(AI_STAMP)
+
 system-packages:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing Debian packages:$$missing"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	fi
+
+# npm comes with NodeSource's nodejs, and is a Debian package of its own beside Debian's.
+node-packages: system-packages
+	@if ! command -v npm >/dev/null 2>&1; then \
+		echo "installing Debian packages: nodejs npm"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; \
+	fi
+	@missing=""; for p in $(NPM_PACKAGES); do \
+		PATH="$(NODE_BIN):$$PATH" command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing npm packages:$$missing"; \
+		npm install --no-audit --no-fund --silent --prefix $(NODE_PREFIX)$$missing; \
 	fi
 
 lint:
@@ -45,4 +69,4 @@ bench: setup
 	$(BIN)/python bench/execute.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(VENV)-jupyter-ai .pytest_cache .ruff_cache

@@ -73,10 +73,11 @@ def ensure_anchor(venv: Path) -> str:
     ).stdout.strip()
 
 
-def start_anchor(venv: Path, root: Path, home: Path) -> Server:
-    """jupyter-collaboration as shipped: its defaults (poll 1 s, save delay 1 s, SQLite store)."""
+def start_anchor(venv: Path, root: Path, home: Path, *args: str) -> Server:
+    """jupyter-collaboration as shipped: its defaults (poll 1 s, save delay 1 s, SQLite store),
+    but for ``args``."""
     executable = [str(venv / "bin" / "jupyter-server")]
-    return start_jupyter_server("jupyter-collaboration", executable, root, home)
+    return start_jupyter_server("jupyter-collaboration", executable, root, home, *args)
 
 
 async def measure_open(server: Server, path: str, cell_count: int) -> float:

@@ -1,5 +1,5 @@
 """``python -m ganymede`` runs the CLI."""
 
-from ganymede.cli.main import run
+from ganymede.cli.launch import run
 
 run()

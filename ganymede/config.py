@@ -37,7 +37,10 @@ LOWER_BOUNDS: dict[tuple[str, str], tuple[float, bool]] = {
     ("serve", "client_queue_messages"): (1, True),
     ("execute", "timeout"): (0, False),
     ("execute", "startup_timeout"): (0, False),
+    ("execute", "cache_max_mb"): (0, False),
     ("agent", "settle"): (0, True),  # 0: report each change at once
+    ("history", "max_age_days"): (0, False),
+    ("history", "max_mb_per_document"): (0, False),
 }
 
 
@@ -72,6 +75,10 @@ class ExecuteConfig:
     kernel: str | None = None
     gateway_url: str | None = None
     """Run kernels on this Jupyter kernel gateway (``--gateway-url``); None: on this machine."""
+    cache: str | None = None
+    """The run cache's directory (``--cache``), relative to the config file's; None: no cache."""
+    cache_max_mb: float = 1024.0
+    """The run cache's bound; the least recently used entries go past it."""
 
 
 @dataclass
@@ -81,11 +88,22 @@ class AgentConfig:
 
 
 @dataclass
+class HistoryConfig:
+    """Each document's history (``ganymede.history``): whether rooms record it, and its bounds
+    (oldest points go first)."""
+
+    enabled: bool = True
+    max_age_days: float = 30.0
+    max_mb_per_document: float = 50.0
+
+
+@dataclass
 class Config:
     serve: ServeConfig = field(default_factory=ServeConfig)
     host: HostConfig = field(default_factory=HostConfig)
     execute: ExecuteConfig = field(default_factory=ExecuteConfig)
     agent: AgentConfig = field(default_factory=AgentConfig)
+    history: HistoryConfig = field(default_factory=HistoryConfig)
     source: Path | None = None
 
 

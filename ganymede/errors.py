@@ -17,7 +17,7 @@ place; the pure packages and ``core/`` only ever raise them, never a door's own 
     ├── CellNotFound(LookupError)           no cell with that id in the document     HTTP 404
     ├── SourceMismatch(ValueError)          a cell changed since the caller read it  HTTP 409
     ├── EditRefused                         an agent's edit of a cell it has not seen HTTP 409
-    ├── ReadOnlyRoom(UsageError)            another server owns the file             HTTP 409
+    ├── ReadOnlyRoom(UsageError)            another server owns the file; its mode   HTTP 409
     ├── UnknownMark / UnknownSession(LookupError)  an agent's stale id            HTTP 404
     ├── RequestNotQueued(TimeoutError)      a named previous request never came      HTTP 408
     ├── ServerUnreachable(ConnectionError)  a server that does not answer            CLI exit 1
@@ -135,11 +135,13 @@ class EditRefused(GanymedeError):
 
 
 class ReadOnlyRoom(UsageError):
-    """A notebook this server shows read-only: another server owns its file."""
+    """A notebook this server shows read-only: another server owns its file, or its mode
+    forbids writing it (``why`` says which)."""
 
-    def __init__(self, path: str) -> None:
-        super().__init__(f"{path} is read-only here: another server owns its file")
+    def __init__(self, path: str, why: str = "another server owns its file") -> None:
+        super().__init__(f"{path} is read-only here: {why}")
         self.path = path
+        self.why = why
 
 
 class UnknownMark(GanymedeError, LookupError):

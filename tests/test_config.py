@@ -21,6 +21,14 @@ def test_no_file_gives_the_defaults(tmp_path: Path) -> None:
     assert config.host.read == [""]
     assert config.serve.save_delay == 1.0
     assert config.agent.wake == "requests"
+    assert (config.history.max_age_days, config.history.max_mb_per_document) == (30.0, 50.0)
+
+
+def test_history_bounds_are_read_as_numbers(tmp_path: Path) -> None:
+    text = "[history]\nenabled = false\nmax_age_days = 7\nmax_mb_per_document = 0.5\n"
+    config = load_config(write(tmp_path / "g.toml", text))
+    assert (config.history.max_age_days, config.history.max_mb_per_document) == (7.0, 0.5)
+    assert config.history.enabled is False
 
 
 def test_the_root_file_wins_over_the_jupyter_config_dir(
@@ -56,6 +64,7 @@ def test_values_are_read_and_typed(tmp_path: Path) -> None:
         ("[host]\nread = 'x'\n", "read must be a list of strings"),
         ("[agent]\nwake = 'never'\n", "wake must be one of requests, any"),
         ("[execute]\ntimeout = 'soon'\n", "timeout must be a number"),
+        ("[history]\nmax_age = 3\n", "[history]: unknown key 'max_age'"),
         ("serve = 1\n", "[serve] must be a table"),
         ("[serve\n", "cannot read config"),
     ],

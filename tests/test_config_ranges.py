@@ -44,6 +44,8 @@ def config_file(tmp_path: Path, text: str) -> Path:
         ("[execute]\ntimeout = 0\n", "[execute] timeout must be more than 0, not 0.0"),
         ("[execute]\nstartup_timeout = -5\n", "[execute] startup_timeout must be more than 0"),
         ("[agent]\nsettle = -0.1\n", "[agent] settle must be at least 0, not -0.1"),
+        ("[history]\nmax_age_days = 0\n", "[history] max_age_days must be more than 0"),
+        ("[history]\nmax_mb_per_document = -1\n", "[history] max_mb_per_document must be more"),
     ],
 )
 def test_a_value_out_of_range_names_the_file_and_the_key(

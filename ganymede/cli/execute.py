@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
+from ganymede.cli.execute_outcomes import (
+    COMMAND,
+    STDIN,
+    announce,
+    check_usage,
+    keep,
+    load_requests,
+    look_up,
+    open_cache,
+    report,
+    target,
+)
 from ganymede.cli.output import EXIT_USAGE, fail, wants_color, warn
 
 if TYPE_CHECKING:
@@ -20,10 +32,7 @@ if TYPE_CHECKING:
     from ganymede.execute.model import NotebookSave
     from ganymede.grant import Grant
 
-COMMAND = "ganymede execute"
-EXIT_CODES = {"ok": 0, "error": 1, "timeout": 3, "dead": 4, "invalid": 5}
 AUTOSAVE_EVERY = 10.0
-STDIN = Path("-")
 
 
 def command(
@@ -171,6 +180,26 @@ def command(
         bool,
         typer.Option("--log-output", help="Stream the cells' outputs to stderr as they arrive."),
     ] = False,
+    cache: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache",
+            metavar="DIR",
+            help="Reuse the outputs of a successful run of the same code, parameters, kernel and "
+            "inputs, kept in DIR; run and keep them otherwise.",
+        ),
+    ] = None,
+    cache_input: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--cache-input",
+            metavar="GLOB",
+            help="Files the notebooks read, whose contents are part of the cache key.",
+        ),
+    ] = None,
+    no_cache: Annotated[
+        bool, typer.Option("--no-cache", help="Ignore [execute] cache: run every notebook.")
+    ] = False,
     config: Annotated[
         Path | None,
         typer.Option("--config", metavar="PATH", help="Config file (default: ./ganymede.toml)."),
@@ -194,7 +223,7 @@ def command(
     from ganymede.errors import GanymedeError
 
     argv = (ctx.obj or {}).get("argv", sys.argv[1:])
-    _check_usage(notebooks, output, no_save, as_json, jobs, timeout, startup_timeout)
+    check_usage(notebooks, output, no_save, as_json, jobs, timeout, startup_timeout)
     output = _output_for_stdin(notebooks, output, no_save, as_json)
     if autosave_every < 0:
         fail(
@@ -213,7 +242,7 @@ def command(
         fail(f"--cwd {cwd}: not a directory", EXIT_USAGE, COMMAND)
     gateway = _gateway(gateway_url or settings.gateway_url, gateway_token)
 
-    requests, invalid = _load_requests(
+    requests, invalid = load_requests(
         notebooks,
         params=params,
         kernel_name=kernel or settings.kernel,
@@ -227,30 +256,87 @@ def command(
         inject=not no_inject,
         gateway=gateway,
     )
+    run_cache = None if no_cache or prepare_only else open_cache(cache, loaded)
+    hits: dict[Path, RunOutcome] = {}
+    keys: dict[Path, str] = {}
+    if run_cache is not None:
+        requests, hits, keys = look_up(run_cache, requests, cache_input or [], invalid)
+        announce(hits, keys)
     if prepare_only:
         from ganymede.execute import prepare_notebooks
 
         outcomes = prepare_notebooks(requests)
     else:
-        outcomes = _run(
-            requests,
-            jobs=jobs,
-            host_defaults=host_defaults,
-            output=output,
-            autosaving=not (no_save or no_autosave or output == "-"),
-            autosave_every=autosave_every,
-            log_output=log_output,
+        outcomes = (
+            _run(
+                requests,
+                jobs=jobs,
+                host_defaults=host_defaults,
+                output=output,
+                autosaving=not (no_save or no_autosave or output == "-"),
+                autosave_every=autosave_every,
+                log_output=log_output,
+            )
+            if requests
+            else []
         )
-    code = _report(
+    if run_cache is not None:
+        keep(run_cache, outcomes, keys)
+    code = report(
         notebooks,
-        outcomes,
+        [*outcomes, *hits.values()],
         invalid,
         output=output,
         no_save=no_save,
         as_json=as_json,
         prepared=prepare_only,
+        cached=set(hits),
     )
     raise typer.Exit(code)
+
+
+def run_parsed(argv: list[str]) -> int | None:
+    """The exit code of ``ganymede ARGV`` (``execute …``) run on what ``cached_rerun.parse``
+    read, sparing typer's parse; None when it could not read it all (typer must parse it)."""
+    from ganymede.cli.cached_rerun import parse
+    from ganymede.cli.params import joined_assignments
+    from ganymede.errors import GanymedeError
+
+    argv = joined_assignments(argv)
+    parsed = parse(argv[1:])
+    if parsed is None:
+        return None
+    invocation = cast(typer.Context, SimpleNamespace(obj={"argv": argv}))
+    try:
+        command(
+            invocation,
+            parsed.notebooks,
+            params_file=parsed.params_file or None,
+            output=parsed.output,
+            no_save=parsed.no_save,
+            no_autosave=parsed.no_autosave,
+            autosave_every=AUTOSAVE_EVERY
+            if parsed.autosave_every is None
+            else parsed.autosave_every,
+            kernel=parsed.kernel,
+            timeout=parsed.timeout,
+            interrupt_on_timeout=parsed.interrupt_on_timeout,
+            startup_timeout=parsed.startup_timeout,
+            cwd=parsed.cwd,
+            jobs=parsed.jobs,
+            as_json=parsed.as_json,
+            allow_errors=parsed.allow_errors,
+            no_inject=parsed.no_inject,
+            cache=parsed.cache,
+            cache_input=parsed.cache_input or None,
+            no_cache=parsed.no_cache,
+            config=parsed.config,
+        )
+    except typer.Exit as done:
+        return done.exit_code
+    except GanymedeError as error:
+        fail(str(error), EXIT_USAGE)
+    return 0
 
 
 def _run(
@@ -322,33 +408,9 @@ def _autosave(request: RunRequest, output: str | None, autosaves: list[Autosave]
     """The request's autosave, to where its notebook will be written; kept in ``autosaves``."""
     from ganymede.execute.autosave import Autosave
 
-    autosave = Autosave(_target(request.path, output))
+    autosave = Autosave(target(request.path, output))
     autosaves.append(autosave)
     return autosave.save
-
-
-def _check_usage(
-    notebooks: list[Path],
-    output: str | None,
-    no_save: bool,
-    as_json: bool,
-    jobs: int,
-    timeout: float | None,
-    startup_timeout: float | None,
-) -> None:
-    if jobs < 1:
-        fail(f"-j/--jobs must be at least 1, got {jobs}", EXIT_USAGE, COMMAND)
-    for flag, value in (("--timeout", timeout), ("--startup-timeout", startup_timeout)):
-        if value is not None and value <= 0:
-            fail(f"{flag} must be more than 0 seconds, got {value:g}", EXIT_USAGE, COMMAND)
-    if output is not None and no_save:
-        fail("--no-save and -o/--output exclude each other", EXIT_USAGE, COMMAND)
-    if output == "-" and len(notebooks) > 1:
-        fail("-o - writes one notebook to stdout; give one notebook", EXIT_USAGE, COMMAND)
-    if output == "-" and as_json:
-        fail("-o - and --json both write to stdout; choose one", EXIT_USAGE, COMMAND)
-    if output not in (None, "-") and len(notebooks) > 1 and not Path(output).is_dir():
-        fail(f"-o {output}: several notebooks need an existing directory", EXIT_USAGE, COMMAND)
 
 
 def _gateway(url: str | None, token: str | None) -> Gateway | None:
@@ -375,167 +437,9 @@ def _host_defaults(config: HostConfig, grants: list[str]) -> Grant:
     return granting(NotebookGrant(), changes).over(configured)
 
 
-def _load_requests(
-    notebooks: list[Path], **options: Any
-) -> tuple[list[RunRequest], dict[Path, str]]:
-    """A run request per readable notebook; the others with the reason they can't run."""
-    from ganymede.errors import InvalidNotebook
-    from ganymede.execute import RunRequest
-    from ganymede.notebook.nbio import parse_notebook
-
-    requests: list[RunRequest] = []
-    invalid: dict[Path, str] = {}
-    for path in notebooks:
-        try:
-            content = sys.stdin.buffer.read() if path == STDIN else path.read_bytes()
-            notebook = parse_notebook(content, str(path))
-        except OSError as error:
-            invalid[path] = f"{path}: cannot read: {error.strerror or error}"
-            continue
-        except InvalidNotebook as error:
-            invalid[path] = str(error)
-            continue
-        requests.append(RunRequest(path=path, notebook=notebook, **options))
-    return requests, invalid
-
-
-def _report(
-    notebooks: list[Path],
-    outcomes: list[RunOutcome],
-    invalid: dict[Path, str],
-    *,
-    output: str | None,
-    no_save: bool,
-    as_json: bool,
-    prepared: bool,
-) -> int:
-    """Write notebooks, print results and errors; the exit code of the first failed notebook.
-
-    A notebook is written when its cells ran, or when it was prepared to run; never when its
-    kernel could not start, so the file keeps what it had."""
-    by_path = {outcome.request.path: outcome for outcome in outcomes}
-    lines: list[dict[str, Any]] = []
-    code = 0
-    for path in notebooks:
-        if path in invalid:
-            fail_line = invalid[path]
-            print(f"{COMMAND}: error: {fail_line}", file=sys.stderr)
-            lines.append(_json_line(path, "invalid", {}, {"message": fail_line}, 0.0, None))
-            code = code or EXIT_CODES["invalid"]
-            continue
-        outcome = by_path[path]
-        for message in outcome.warnings:
-            warn(message)
-        if outcome.status != "ok":
-            _print_failure(outcome)
-            code = code or EXIT_CODES[outcome.status]
-        writable = outcome.ran or (prepared and outcome.status == "ok")
-        written = _write(outcome, output) if writable and not no_save else None
-        if written is None and writable and not no_save:
-            code = code or EXIT_CODES["invalid"]
-        lines.append(
-            _json_line(
-                path, outcome.status, outcome.results, outcome.error, outcome.duration, written
-            )
-        )
-    if as_json:
-        for line in lines:
-            print(json.dumps(line))
-    elif output != "-":
-        _print_results(lines)
-    return code
-
-
-def _json_line(
-    path: Path,
-    status: str,
-    results: dict[str, Any],
-    error: dict[str, Any] | None,
-    duration: float,
-    written: str | None,
-) -> dict[str, Any]:
-    if error is not None and error.get("traceback"):
-        from ganymede.execute.ansi import strip_ansi
-
-        error = {**error, "traceback": [strip_ansi(line) for line in error["traceback"]]}
-    return {
-        "path": str(path),
-        "status": status,
-        "results": results,
-        "error": error,
-        "duration": round(duration, 3),
-        "output": written,
-    }
-
-
-def _write(outcome: RunOutcome, output: str | None) -> str | None:
-    """Write the executed notebook where asked; where it went (``-`` for stdout), None if it failed.
-
-    A failed write (full disk, no permission) leaves the target as it was and says so in one line.
-    """
-    from ganymede.core.files import atomic_write
-    from ganymede.notebook.nbio import dumps_notebook
-
-    text = dumps_notebook(outcome.notebook)
-    if output == "-":
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        return "-"
-    target = _target(outcome.request.path, output)
-    try:
-        atomic_write(target, text.encode("utf-8"))
-    except OSError as error:
-        print(
-            f"{COMMAND}: error: {target}: cannot write: {error.strerror or error}", file=sys.stderr
-        )
-        return None
-    return str(target)
-
-
-def _target(path: Path, output: str | None) -> Path:
-    """Where the notebook read from ``path`` is written: in place, or ``-o``'s file or directory."""
-    if output is None:
-        return path
-    target = Path(output)
-    return target / path.name if target.is_dir() else target
-
-
-def _print_failure(outcome: RunOutcome) -> None:
-    """The failing cell's index, id and traceback (plain text unless stderr is a terminal)."""
-    from ganymede.execute.failure import failure_headline
-
-    error = outcome.error or {}
-    headline = failure_headline(outcome)
-    print(f"{COMMAND}: error: {headline}", file=sys.stderr)
-    traceback = "\n".join(error.get("traceback") or [])
-    if traceback:
-        from ganymede.execute.ansi import strip_ansi
-
-        print(traceback if wants_color(sys.stderr) else strip_ansi(traceback), file=sys.stderr)
-
-
-def _print_results(lines: list[dict[str, Any]]) -> None:
-    rows = [
-        (line["path"], name, value) for line in lines for name, value in line["results"].items()
-    ]
-    if not rows:
-        return
-    if not sys.stdout.isatty():
-        for path, name, value in rows:
-            print(f"{path}\t{name}\t{json.dumps(value)}")
-        return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table("notebook", "result", "value")
-    for path, name, value in rows:
-        text = json.dumps(value)
-        table.add_row(path, name, text if len(text) <= 80 else text[:79] + "…")
-    Console().print(table)
-
-
 class _Progress:
-    """A bar per notebook on a terminal; plain lines on stderr otherwise."""
+    """A line per notebook on a terminal (a bar, cells done of all, the running cell's first
+    line); otherwise plain lines on stderr, one as each notebook starts and one as it ends."""
 
     def __init__(self, total: int, *, log_output: bool = False) -> None:
         self.total = total
@@ -552,11 +456,17 @@ class _Progress:
         if sys.stderr.isatty() and self.total:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+            from rich.table import Column
 
             self.bar = Progress(
                 TextColumn("{task.description}"),
-                BarColumn(),
+                BarColumn(bar_width=20),
                 MofNCompleteColumn(),
+                TextColumn(
+                    "{task.fields[running]}",
+                    markup=False,
+                    table_column=Column(no_wrap=True, overflow="ellipsis", ratio=1),
+                ),
                 console=Console(stderr=True),
                 transient=True,
             )
@@ -573,9 +483,11 @@ class _Progress:
             self._log(event)
         if self.bar is not None:
             if event.kind == "started":
-                self.tasks[path] = self.bar.add_task(str(path), total=event.cell_count)
+                self.tasks[path] = self.bar.add_task(str(path), total=event.cell_count, running="")
+            elif event.kind == "running" and path in self.tasks:
+                self.bar.update(self.tasks[path], running=running_line(event.source or ""))
             elif event.kind == "cell" and path in self.tasks:
-                self.bar.update(self.tasks[path], completed=event.cell_index + 1)
+                self.bar.update(self.tasks[path], completed=event.cell_index + 1, running="")
             elif event.kind == "finished" and path in self.tasks:
                 self.bar.remove_task(self.tasks.pop(path))
             return
@@ -607,3 +519,9 @@ class _Progress:
         if text:
             sys.stderr.write(text)
             sys.stderr.flush()
+
+
+def running_line(source: str) -> str:
+    """What the progress line shows of the running cell: its first line that is not blank."""
+    line = next((line.strip() for line in source.splitlines() if line.strip()), "")
+    return f"▸ {line}" if line else ""

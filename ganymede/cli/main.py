@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from ganymede.cli import execute, grant, lab, mcp, serve, trust
+from ganymede.cli import execute, grant, history, lab, mcp, serve, trust
 from ganymede.cli.output import EXIT_USAGE, fail
 from ganymede.errors import GanymedeError
 
@@ -24,6 +24,7 @@ app = typer.Typer(
 )
 app.command(name="execute")(execute.command)
 app.command(name="grant")(grant.command)
+app.command(name="history")(history.command)
 app.command(name="serve", context_settings=serve.CONTEXT_SETTINGS)(serve.command)
 app.command(name="trust")(trust.command)
 app.add_typer(lab.app, name="lab")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 from typing import Annotated
@@ -13,6 +14,9 @@ from ganymede.cli.output import EXIT_USAGE, fail, warn
 COMMAND = "ganymede serve"
 # jupyter_server's own --Class.trait=value options reach the server untouched.
 CONTEXT_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True}
+# What a JupyterHub spawner sets: where to listen, and the user's Spawner.notebook_dir.
+HUB_SERVICE_URL = "JUPYTERHUB_SERVICE_URL"
+HUB_ROOT_DIR = "JUPYTERHUB_ROOT_DIR"
 
 
 def command(
@@ -63,7 +67,8 @@ def command(
 
     Prints the URL with its token (masked when handed in). jupyter_server's own options pass
     through as --Class.trait=value (e.g. --ServerApp.base_url=/lab-1/) and win over the options
-    here. Ctrl-C stops the server.
+    here. Spawned by JupyterHub (JUPYTERHUB_SERVICE_URL set), it runs as the user's single-user
+    server: address, base URL and login come from the hub. Ctrl-C stops the server.
     """
     from ganymede.config import load_config
     from ganymede.errors import ConfigError
@@ -82,7 +87,22 @@ def command(
         host_defaults(settings)
     except ConfigError as error:
         fail(str(error), EXIT_USAGE, COMMAND)
-    serve_root = _served_root(root, settings.serve.root, settings.source)
+    under_hub = bool(os.environ.get(HUB_SERVICE_URL))
+    if under_hub and importlib.util.find_spec("jupyterhub") is None:
+        fail(
+            f"{HUB_SERVICE_URL} is set (JupyterHub spawned this server) but jupyterhub is not "
+            "installed here: pip install jupyterhub",
+            EXIT_USAGE,
+            COMMAND,
+        )
+    if under_hub and token is not None:
+        fail("--token: under JupyterHub the hub logs users in; leave it out", EXIT_USAGE, COMMAND)
+    hub_root = os.environ.get(HUB_ROOT_DIR) if under_hub and root is None else None
+    serve_root = (
+        Path(hub_root).expanduser().resolve()
+        if hub_root
+        else _served_root(root, settings.serve.root, settings.source)
+    )
     if not serve_root.is_dir():
         fail(f"{serve_root}: not a directory", EXIT_USAGE, COMMAND)
     allow_root = hasattr(os, "geteuid") and os.geteuid() == 0
@@ -91,8 +111,22 @@ def command(
 
     from ganymede.serve.app import ServeOptions, serve
 
-    serve(
-        ServeOptions(
+    if under_hub:
+        # The hub's extension sets address, port and identity from JUPYTERHUB_*; only what is
+        # typed here overrides that.
+        options = ServeOptions(
+            root=serve_root,
+            ip=ip,
+            port=port,
+            open_browser=None,
+            config_file=settings.source,
+            gateway_url=gateway_url,
+            allow_root=allow_root,
+            extra_args=list(ctx.args),
+            under_hub=True,
+        )
+    else:
+        options = ServeOptions(
             root=serve_root,
             ip=ip if ip is not None else settings.serve.ip,
             port=port if port is not None else settings.serve.port,
@@ -103,7 +137,7 @@ def command(
             allow_root=allow_root,
             extra_args=list(ctx.args),
         )
-    )
+    serve(options)
 
 
 def _served_root(argument: Path | None, configured: str, config_file: Path | None) -> Path:

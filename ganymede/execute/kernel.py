@@ -31,6 +31,7 @@ from jupyter_client.kernelspec import NATIVE_KERNEL_NAME
 from jupyter_client.manager import AsyncKernelManager
 
 from ganymede.errors import KernelDied, RunTimeout, UsageError
+from ganymede.execute.kernelspecs import KernelSpecs
 from ganymede.execute.timings import CellTimings
 
 HANDSHAKE_RESEND = 0.1
@@ -280,6 +281,7 @@ class Kernel(RunKernel):
             transport="ipc",
             ip=str(home / "ipc"),
             connection_file=str(home / "kernel.json"),
+            kernel_spec_manager=KernelSpecs(),
         )
         env = {**os.environ, **launch.env}
         extra = [HISTORY_IN_MEMORY] if _runs_ipykernel(manager) else []

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from ganymede.execute.kernel import Gateway
 
 RunStatus = Literal["ok", "error", "timeout", "dead"]
-EventKind = Literal["started", "output", "cell", "finished"]
+EventKind = Literal["started", "running", "output", "cell", "finished"]
 NotebookSave = Callable[[dict[str, Any]], None]
 """Saves the notebook as it stands mid-run (``Autosave.save``); must not change it."""
 HostAttach = Callable[[Any, str], AbstractAsyncContextManager[object]]
@@ -78,7 +78,8 @@ class RunOutcome:
 class RunEvent:
     """Progress of one run, for a progress bar or log lines.
 
-    ``started`` when the notebook begins (its kernel may still be warming); ``output`` for each
+    ``started`` when the notebook begins (its kernel may still be warming); ``running`` as a
+    cell is sent to the kernel (``source`` is its code); ``output`` for each
     iopub message a cell's execution sends (``output`` is its type and content, already applied
     to the cell's outputs), as it arrives; ``cell`` after each executed cell. ``cell_index`` is
     the cell's index in ``notebook["cells"]`` of the executed notebook (of ``cell_count``
@@ -92,3 +93,4 @@ class RunEvent:
     cell_index: int | None = None
     outcome: RunOutcome | None = None
     output: tuple[str, Mapping[str, Any]] | None = None
+    source: str | None = None

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from functools import partial
 from typing import Any
 
-from jupyter_client.kernelspec import KernelSpec, KernelSpecManager, NoSuchKernel
+from jupyter_client.kernelspec import KernelSpec, NoSuchKernel
 
 from ganymede.errors import KernelDied, RunTimeout, UsageError
 from ganymede.execute.kernel import (
@@ -30,6 +30,7 @@ from ganymede.execute.kernel import (
     resolved_kernel_name,
     start_kernel,
 )
+from ganymede.execute.kernelspecs import KernelSpecs
 from ganymede.execute.model import RunEvent, RunOutcome, RunRequest, RunStatus
 from ganymede.execute.outputs import CellOutputs, DisplayRegistry
 from ganymede.execute.parameters import has_tag, inject_parameters, papermill_metadata
@@ -78,7 +79,7 @@ async def run_notebooks(
     """
     if jobs < 1:
         raise UsageError(f"jobs must be at least 1, got {jobs}")
-    specs = KernelSpecManager()
+    specs = KernelSpecs()
     plans = [_plan(request, specs) for request in requests]
     emit = on_event or (lambda event: None)
     warming = asyncio.Semaphore(jobs + 1)
@@ -120,7 +121,7 @@ class NotebookQueue:
     """
 
     def __init__(self) -> None:
-        self._specs = KernelSpecManager()
+        self._specs = KernelSpecs()
         self._warm: dict[int, tuple[RunRequest, _Plan, asyncio.Future[RunKernel] | None]] = {}
         self._cleanups: list[asyncio.Future[None]] = []
 
@@ -191,7 +192,7 @@ def prepare_notebooks(requests: list[RunRequest]) -> list[RunOutcome]:
     Status ``ok`` with ``ran`` False; ``dead`` when the kernel is unknown, since which kernel
     runs the notebook decides whether parameters are injected.
     """
-    specs = KernelSpecManager()
+    specs = KernelSpecs()
     outcomes = []
     for request in requests:
         plan = _plan(request, specs)
@@ -222,7 +223,7 @@ async def _dispose(starting: asyncio.Future[RunKernel]) -> None:
     await kernel.kill()
 
 
-def _plan(request: RunRequest, specs: KernelSpecManager) -> _Plan:
+def _plan(request: RunRequest, specs: KernelSpecs) -> _Plan:
     notebook = copy.deepcopy(dict(request.notebook))
     metadata = notebook.setdefault("metadata", {})
     warnings: list[str] = []
@@ -348,6 +349,7 @@ async def _execute_cells(
         where = {"cell_index": index, "cell_id": cell.get("id")}
         collector = CellOutputs(cell["outputs"], displays)
         on_iopub = partial(deliver, widgets=widgets, cell=collector)
+        emit(RunEvent("running", request, len(cells), cell_index=index, source=source))
         try:
             executed = await kernel.execute(
                 source,

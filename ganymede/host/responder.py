@@ -9,6 +9,7 @@ naming the grant, anything the call itself gets wrong ``failed`` with the reason
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -36,8 +37,11 @@ READ_METHODS = ("notebooks.list", "notebooks.read", "notebooks.search", "noteboo
 OWN_READ_METHODS = ("notebooks.read", "notebooks.results")
 """What a notebook may call on itself whatever its read grant."""
 RUN_METHOD = "notebooks.run"
+OTHER_METHOD = "other"
+"""How ``on_answer`` names a method the server lacks: a kernel cannot make up new names there."""
 
 Handler = Callable[[Caller, Params], Awaitable[Any]]
+AnswerListener = Callable[[str, str], None]
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,8 @@ class HostResponder:
 
     ``editor`` is None where no rooms exist (``ganymede execute``): no self.* calls there.
     ``run_notebook`` is None where nothing can start kernels: no notebooks.run then.
+    ``on_answer`` hears of every call once answered: the method (``OTHER_METHOD`` for one the
+    server lacks) and the outcome, ``ok`` or the error code (the server counts them).
     """
 
     def __init__(
@@ -68,8 +74,10 @@ class HostResponder:
         editor: CellEditor | None = None,
         run_notebook: RunNotebook | None = None,
         log: logging.Logger | None = None,
+        on_answer: AnswerListener | None = None,
     ) -> None:
         self.log = log if log is not None else logging.getLogger(__name__)
+        self._on_answer = on_answer
         self._version = server_version()
         self._editor = editor
         self._grants = grants
@@ -95,6 +103,23 @@ class HostResponder:
             self._methods["self.delete"] = _Method(edits.delete, ("id", "source_hash"))
 
     async def call(self, caller: Caller, method: str, params: dict[str, Any]) -> Any:
+        outcome = "ok"
+        try:
+            return await self._answer(caller, method, params)
+        except HostCallError as error:
+            outcome = error.code
+            raise
+        except asyncio.CancelledError:
+            outcome = "cancelled"
+            raise
+        except Exception:
+            outcome = "failed"
+            raise
+        finally:
+            if self._on_answer is not None:
+                self._on_answer(method if method in self._methods else OTHER_METHOD, outcome)
+
+    async def _answer(self, caller: Caller, method: str, params: dict[str, Any]) -> Any:
         entry = self._methods.get(method)
         if entry is None:
             raise HostCallError("unavailable", f"{method}: no such method on this server")

@@ -13,29 +13,22 @@ import gc
 import importlib
 import logging
 import os
-import signal
 import socket
 import sys
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import Any, NoReturn
 
 from jupyter_server.serverapp import ServerApp
 from tornado.netutil import bind_sockets
-from traitlets import default
 
 from ganymede.client.discover import MASKED_TOKEN
-from ganymede.serve.contents import GanymedeContentsManager
-from ganymede.serve.kernels.manager import HostKernelManager
-from ganymede.serve.kernels.output import BoundedGatewayConnection
-from ganymede.serve.kernels.websocket import HostFilteringConnection
+from ganymede.serve.compat import COLLIDING_EXTENSIONS as DISABLED_EXTENSIONS
 
 EXTENSION = "ganymede.serve.extension"
+HUB_EXTENSION = "jupyterhub"  # its single-user extension (jupyterhub.singleuser.extension)
 YOUNG_COLLECTION_EVERY = 20_000  # allocations (Python's default: 700); see tune_garbage_collector
-# Their endpoints (collaboration rooms, file ids, execution into rooms) would collide with ours.
-DISABLED_EXTENSIONS = ("jupyter_server_ydoc", "jupyter_server_fileid", "jupyter_server_documents")
 
 
 @dataclass(frozen=True)
@@ -43,14 +36,17 @@ class ServeOptions:
     """What ``ganymede serve`` settled on from its flags, ``ganymede.toml`` and defaults."""
 
     root: Path
-    ip: str
-    port: int
-    open_browser: bool
+    ip: str | None
+    port: int | None
+    open_browser: bool | None
     token: str | None = None
     config_file: Path | None = None
     gateway_url: str | None = None
     allow_root: bool = False
     extra_args: list[str] = field(default_factory=list)
+    under_hub: bool = False
+    """Spawned by JupyterHub: its single-user extension sets the address, base URL and
+    identity from ``JUPYTERHUB_*``; an unset ``ip``/``port``/``open_browser`` leaves them to it."""
 
 
 # Traits a pass-through option may name by another name than the one ``server_argv`` uses.
@@ -63,12 +59,13 @@ TRAIT_ALIASES = {
 def server_argv(options: ServeOptions) -> list[str]:
     """The ServerApp command line for ``options``. A pass-through argument replaces the setting
     of the same trait (traitlets refuses a trait given twice), so what the user typed wins."""
-    argv = [
-        f"--ServerApp.root_dir={options.root}",
-        f"--ServerApp.ip={options.ip}",
-        f"--ServerApp.port={options.port}",
-        f"--ServerApp.open_browser={options.open_browser}",
-    ]
+    argv = [f"--ServerApp.root_dir={options.root}"]
+    if options.ip is not None:
+        argv.append(f"--ServerApp.ip={options.ip}")
+    if options.port is not None:
+        argv.append(f"--ServerApp.port={options.port}")
+    if options.open_browser is not None:
+        argv.append(f"--ServerApp.open_browser={options.open_browser}")
     if options.token is not None:
         argv.append(f"--IdentityProvider.token={options.token}")
     if options.config_file is not None:
@@ -87,16 +84,17 @@ def _trait_named(argument: str) -> str:
     return TRAIT_ALIASES.get(trait, trait)
 
 
-def server_extensions() -> dict[str, bool]:
+def server_extensions(under_hub: bool = False) -> dict[str, bool]:
     enabled = {"jupyterlab": True, EXTENSION: True}
+    if under_hub:
+        enabled[HUB_EXTENSION] = True
     return enabled | dict.fromkeys(DISABLED_EXTENSIONS, False)
 
 
 class GanymedeServerApp(ServerApp):
-    """jupyter_server's ServerApp with three changes a served person or a test needs.
+    """jupyter_server's ServerApp with two changes a served person or a test needs (the
+    extension makes Ctrl-C stop at once, in this server as in any other).
 
-    - Ctrl-C stops at once, with no "Shut down this server (y/[n])?" prompt; a second Ctrl-C
-      abandons the clean stop.
     - ``--port 0`` keeps the socket the OS bound instead of closing it and binding the number
       again, so no other process can take the port in between.
     - The URL is printed on stdout, apart from the log lines on stderr, with the token in full
@@ -104,29 +102,6 @@ class GanymedeServerApp(ServerApp):
     """
 
     _held_sockets: list[socket.socket] | None = None
-
-    @default("kernel_manager_class")
-    def _default_kernel_manager_class(self) -> Any:
-        """Local kernels get host comms; a gateway's kernels keep the gateway's manager."""
-        if self.gateway_config.gateway_enabled:
-            return super()._default_kernel_manager_class()
-        return HostKernelManager
-
-    @default("kernel_websocket_connection_class")
-    def _default_kernel_websocket_connection_class(self) -> Any:
-        """Kernel websockets that keep the host comm's traffic from every client (a gateway's
-        kernels have none), and drop output a client is too far behind to take."""
-        if self.gateway_config.gateway_enabled:
-            return BoundedGatewayConnection
-        return HostFilteringConnection
-
-    def init_signal(self) -> None:
-        super().init_signal()
-        signal.signal(signal.SIGINT, self._stop_on_interrupt)
-
-    def _stop_on_interrupt(self, signum: int, frame: FrameType | None) -> None:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        self._signal_stop(signum, frame)
 
     def _find_http_port(self) -> None:
         if self.port != 0:
@@ -186,25 +161,40 @@ def tune_garbage_collector() -> None:
 def serve(options: ServeOptions) -> None:
     """Run the server until it is stopped (Ctrl-C, SIGTERM, or the shutdown API).
 
-    The defaults given here as traits (JupyterLab's page, the contents manager) yield to
-    jupyter_server config files; the arguments from ``server_argv`` do not.
+    The defaults given here as traits (JupyterLab's page) yield to jupyter_server config files;
+    the arguments from ``server_argv`` do not.
     """
     use_uvloop()
     # jupyter_server logs an extension that fails to import and serves on without it, which
     # would leave every Ganymede endpoint answering 404: import it here so that fails loudly.
     importlib.import_module(EXTENSION)
-    app = GanymedeServerApp.instance(
-        jpserver_extensions=server_extensions(),
-        contents_manager_class=GanymedeContentsManager,
-        default_url="/lab",
-    )
+    app = _server_app(options.under_hub)
     app.initialize(argv=server_argv(options))
     if not _extension_ready(app):
         app.log.critical("ganymede: the Ganymede extension failed to start (see above); stopping")
         raise SystemExit(1)
     tune_garbage_collector()
     app.start()
-    _leave_now()
+    leave_now()
+
+
+def _server_app(under_hub: bool) -> GanymedeServerApp:
+    """The ServerApp, made under a hub as ``jupyterhub-singleuser`` makes its own, through
+    jupyterhub's ``make_serverapp``: that is where it honours the hub's
+    ``JUPYTERHUB_DISABLE_USER_CONFIG`` (``c.Spawner.disable_user_config``)."""
+    traits: dict[str, Any] = {
+        "jpserver_extensions": server_extensions(under_hub),
+        "default_url": "/lab",
+    }
+    if not under_hub:
+        return GanymedeServerApp.instance(**traits)
+    from jupyterhub.singleuser.extension import JupyterHubSingleUser
+
+    maker = type(
+        "GanymedeSingleUser", (JupyterHubSingleUser,), {"serverapp_class": GanymedeServerApp}
+    )
+    app: GanymedeServerApp = maker.make_serverapp(**traits)
+    return app
 
 
 def _extension_ready(app: ServerApp) -> bool:
@@ -215,7 +205,7 @@ def _extension_ready(app: ServerApp) -> bool:
     return any(isinstance(ext, GanymedeExtension) and ext.ready for ext in apps)
 
 
-def _leave_now() -> NoReturn:
+def leave_now(status: int = 0) -> NoReturn:
     """End the process once the server has stopped, without waiting for idle worker threads.
 
     By the time ``start()`` returns, jupyter_server has cleaned up (rooms saved through the
@@ -227,4 +217,4 @@ def _leave_now() -> NoReturn:
     logging.shutdown()
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(0)
+    os._exit(status)

@@ -51,6 +51,10 @@ from ganymede.serve.rooms.room import DocumentRoom
 
 YDOC_EXTENSION = "jupyter_server_ydoc"
 DOCUMENTS_EXTENSION = "jupyter_server_documents"
+FILEID_EXTENSION = "jupyter_server_fileid"
+COLLIDING_EXTENSIONS = (YDOC_EXTENSION, FILEID_EXTENSION, DOCUMENTS_EXTENSION)
+"""Their endpoints (collaboration rooms, file ids, execution into rooms), kernel websocket and
+session manager would collide with Ganymede's."""
 GLOBAL_AWARENESS = "JupyterLab:globalAwareness"
 
 _SCHEMAS = "https://schema.jupyter.org/jupyter_collaboration"
@@ -361,6 +365,15 @@ class CollaborationEvents:
             self._log.exception("ganymede: could not emit %s", schema_id)
 
 
+def fork_event_emitter(events: EventLogger) -> Callable[[dict[str, Any]], None]:
+    """Emits a fork's ``create``/``delete`` event with jupyter-collaboration's schema."""
+
+    def emit(data: dict[str, Any]) -> None:
+        events.emit(schema_id=FORK_EVENTS, data=data)
+
+    return emit
+
+
 def provide(
     settings: dict[str, Any],
     rooms: RoomManager,
@@ -385,15 +398,28 @@ def provide(
         stand_in = ExtensionPackage(name=YDOC_EXTENSION, enabled=False)
         stand_in.enabled = True  # set after: enabling on creation would import the real one
         extensions.extensions[YDOC_EXTENSION] = stand_in
-        log.info(
-            "ganymede: rooms stand in for %s (jupyter-collaboration's server API), which stays "
-            "disabled",
-            YDOC_EXTENSION,
-        )
-    if importlib.util.find_spec(DOCUMENTS_EXTENSION) is not None:
-        log.info(
-            "ganymede: %s is installed and stays disabled: rooms, the kernel websocket and "
-            "the session manager stay Ganymede's",
-            DOCUMENTS_EXTENSION,
-        )
+        log.debug("ganymede: rooms stand in for %s's server API", YDOC_EXTENSION)
     return api
+
+
+def set_colliding_aside(extensions: ExtensionManager, log: logging.Logger) -> list[str]:
+    """Keep the extensions that would collide with Ganymede's from linking, loading or stopping,
+    whether or not a config file enabled them (jupyter-collaboration's does), and say so once.
+
+    Called while extensions link, in name order: these all sort after Ganymede's, so none has
+    linked yet. Each is replaced by a disabled entry rather than removed, since the manager goes
+    on linking by the names it listed; a disabled entry has no app whose ``stop_extension``
+    jupyter_server could call at shutdown (it calls every listed extension's, linked or not).
+    The names installed are returned."""
+    for name in COLLIDING_EXTENSIONS:
+        present = extensions.extensions.get(name)
+        if present is not None and (present.enabled or present.extension_points):
+            extensions.extensions[name] = ExtensionPackage(name=name, enabled=False)
+    installed = [name for name in COLLIDING_EXTENSIONS if importlib.util.find_spec(name)]
+    if installed:
+        log.info(
+            "ganymede: %s installed and kept disabled: Ganymede's rooms, file ids and kernel "
+            "websocket serve in their place",
+            ", ".join(installed),
+        )
+    return installed

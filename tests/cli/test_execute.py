@@ -6,6 +6,7 @@ import itertools
 import json
 import os
 import pty
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -367,3 +368,32 @@ def test_no_color_keeps_the_traceback_plain_on_a_terminal(tmp_path: Path) -> Non
     assert any("\x1b[" in line for line in traceback_lines(coloured[1]))
     assert traceback_lines(plain[1])
     assert not any("\x1b[" in line for line in traceback_lines(plain[1]))
+
+
+def test_on_a_terminal_each_notebook_has_a_line_with_the_running_cell(tmp_path: Path) -> None:
+    write_notebook(
+        tmp_path / "nb.ipynb",
+        code("import time"),
+        code("\n# the slow cell\ntime.sleep(1.5)"),
+        code("print('done')"),
+    )
+    status, text = on_a_terminal(tmp_path, "nb.ipynb")
+    assert status == 0
+    screen = text.replace("\r", "\n")
+    line = next(line for line in screen.splitlines() if "▸ # the slow cell" in line)
+    assert "nb.ipynb" in line
+    assert "1/3" in line, "one cell done of three while the slow one runs"
+    assert "running 3 cells" not in text
+
+
+def test_off_a_terminal_progress_is_a_line_as_each_notebook_starts_and_ends(
+    tmp_path: Path,
+) -> None:
+    write_notebook(tmp_path / "nb.ipynb", code("x = 1"), code("# the second cell\ny = 2"))
+    done = ganymede("nb.ipynb", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    assert lines[0] == "nb.ipynb: running 2 cells"
+    assert re.fullmatch(r"\[1/1\] nb\.ipynb: ok in \d+\.\d\d s", lines[1])
+    assert len(lines) == 2
+    assert "\x1b[" not in done.stderr

@@ -333,10 +333,13 @@ async def test_events_tell_the_progress(tmp_path: Path) -> None:
     progress = [event for event in events if event.kind != "output"]
     assert [(e.kind, e.cell_index, e.cell_count) for e in progress] == [
         ("started", None, 3),
+        ("running", 0, 3),
         ("cell", 0, 3),
+        ("running", 2, 3),
         ("cell", 2, 3),
         ("finished", None, 3),
     ]
+    assert [e.source for e in progress if e.kind == "running"] == ["1", "2"]
     assert events[-1].outcome is outcome
     results = [
         (event.cell_index, event.output[1]["data"]["text/plain"])
@@ -345,7 +348,7 @@ async def test_events_tell_the_progress(tmp_path: Path) -> None:
     ]
     assert results == [(0, "1"), (2, "2")]
     first_output = next(i for i, event in enumerate(events) if event.kind == "output")
-    assert events[first_output - 1].kind == "started"  # outputs arrive before their cell ends
+    assert events[first_output - 1].kind == "running"  # outputs arrive before their cell ends
 
 
 async def test_parallel_runs_overlap_and_leave_no_kernel_behind(

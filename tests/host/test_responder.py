@@ -228,3 +228,21 @@ async def test_params_that_are_not_an_object_fail(responder: HostResponder) -> N
 async def test_null_optional_params_count_as_absent(responder: HostResponder) -> None:
     listed = await responder.call(caller(), "notebooks.list", {"dir": None})
     assert [entry["path"] for entry in listed][:2] == ["journal", "journal-private"]
+
+
+async def test_every_answer_is_told_with_its_method_and_outcome(
+    root: Path, grants: Grants, unreading: Caller
+) -> None:
+    """A method the server lacks is told as ``other``: a kernel cannot make up new names."""
+    heard: list[tuple[str, str]] = []
+    responder = HostResponder(Notebooks(root), grants, on_answer=lambda *told: heard.append(told))
+    await responder.call(caller(None), "notebooks.list", {})
+    await refusal(responder, unreading, "notebooks.read", path="journal/2026-11-11-quakes.ipynb")
+    await refusal(responder, caller(None), "notebooks.made_up")
+    await refusal(responder, caller(None), "notebooks.read", path="nowhere.ipynb")
+    assert heard == [
+        ("notebooks.list", "ok"),
+        ("notebooks.read", "denied"),
+        ("other", "unavailable"),
+        ("notebooks.read", "failed"),
+    ]

@@ -98,19 +98,24 @@ def jupyter_env(home: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def serve_command(*args: str) -> list[str]:
-    return [sys.executable, "-m", "ganymede", "serve", *args]
+def serve_command(*args: str, python: str = sys.executable) -> list[str]:
+    return [python, "-m", "ganymede", "serve", *args]
 
 
 def start_server(
-    root: Path, env: dict[str, str], *args: str, root_from_config_in: Path | None = None
+    root: Path,
+    env: dict[str, str],
+    *args: str,
+    root_from_config_in: Path | None = None,
+    python: str = sys.executable,
 ) -> RunningServer:
-    """Serve ``root``: named on the command line, or left to the config found from a directory."""
+    """Serve ``root``: named on the command line, or left to the config found from a directory;
+    ``python`` is the environment the server runs in."""
     log = Path(env["JUPYTER_RUNTIME_DIR"]).parent / "server.log"
     root_argument = [] if root_from_config_in else [str(root)]
     with log.open("w") as stderr:
         process = subprocess.Popen(
-            serve_command(*root_argument, "--port", "0", "--no-browser", *args),
+            serve_command(*root_argument, "--port", "0", "--no-browser", *args, python=python),
             stdout=subprocess.PIPE,
             stderr=stderr,
             text=True,

@@ -58,3 +58,13 @@ def test_jupyterlab_and_ours_are_on_and_the_colliding_extensions_off() -> None:
     assert extensions["jupyterlab"] is True
     assert extensions["ganymede.serve.extension"] is True
     assert all(extensions[name] is False for name in DISABLED_EXTENSIONS)
+
+
+def test_under_a_hub_address_browser_and_token_are_left_to_the_hubs_extension() -> None:
+    """jupyterhub's extension sets them from JUPYTERHUB_*, and the command line would win."""
+    options = ServeOptions(
+        root=Path("/home/ada"), ip=None, port=None, open_browser=None, under_hub=True
+    )
+    assert server_argv(options) == ["--ServerApp.root_dir=/home/ada"]
+    assert server_extensions(under_hub=True)["jupyterhub"] is True
+    assert "jupyterhub" not in server_extensions()

@@ -236,3 +236,22 @@ def test_the_cli_does_not_import_the_server_until_serve_runs() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.strip() == "False"
+
+
+@pytest.mark.parametrize(
+    ("args", "hub_env", "message"),
+    [
+        ([".", "--token", "t"], {}, "--token: under JupyterHub the hub logs users in"),
+        ([], {"JUPYTERHUB_ROOT_DIR": "/nowhere/at/all"}, "/nowhere/at/all: not a directory"),
+    ],
+)
+def test_usage_errors_under_a_hub_exit_2_with_one_line(
+    tmp_path: Path, args: list[str], hub_env: dict[str, str], message: str
+) -> None:
+    env = jupyter_env(tmp_path / "jupyter", JUPYTERHUB_SERVICE_URL="http://127.0.0.1:1/", **hub_env)
+    done = subprocess.run(
+        serve_command(*args), capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60
+    )
+    assert done.returncode == 2
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert message in done.stderr

@@ -26,10 +26,15 @@ FREMONT = "journal/fremont.ipynb"
 COUNTER = "from ganymede.kernel import params, result\nresult('counter', params().get('counter'))"
 
 
-async def run_cell(server: RunningServer, kernel_id: str, source: str) -> str:
-    """Run ``source`` over the kernel websocket as JupyterLab would; what it printed."""
+async def run_cell(
+    server: RunningServer, kernel_id: str, source: str, headers: dict[str, str] | None = None
+) -> str:
+    """Run ``source`` over the kernel websocket as JupyterLab would; what it printed.
+    ``headers`` authenticate it instead of the server's token (a browser's cookies)."""
     url = server.base.replace("http", "ws", 1) + f"api/kernels/{kernel_id}/channels"
-    request = HTTPRequest(url, headers={"Authorization": f"token {server.token}"})
+    if headers is None:
+        headers = {"Authorization": f"token {server.token}"}
+    request = HTTPRequest(url, headers=headers)
     connection = await websocket_connect(request)
     msg_id = uuid.uuid4().hex
     header = {"msg_id": msg_id, "msg_type": "execute_request", "session": msg_id}

@@ -3,8 +3,14 @@
 Every answer is JSON. A refusal is ``{"error": <code>, "message": <sentence>}``: 400
 ``bad_request`` (a malformed body or path), 404 ``unknown_session`` / ``unknown_mark`` /
 ``not_found`` / ``no_such_cell``, 409 ``changed_since_read`` (with ``cell`` as it is now and
-``by``, who changed it), 409 ``read_only`` (another server owns the file), 409 ``exists``;
+``by``, who changed it), 409 ``read_only`` (another server owns the file, or its mode forbids
+writing it), 409 ``exists``;
 a failed notebook run answers 422 with the host API's code (``denied``, ``failed``, …).
+
+What the Authorizer is asked is what the endpoint does, whatever its HTTP method: sessions,
+listing, search, results, changes, watching and reading need ``read`` on ``contents``; editing
+cells, marking requests done and creating notebooks ``write`` on ``contents``; running cells,
+restarting or interrupting kernels and running notebooks ``execute`` on ``kernels``.
 """
 
 from __future__ import annotations
@@ -32,8 +38,7 @@ from ganymede.errors import (
     UsageError,
 )
 from ganymede.serve.agents.manager import AGENTS_SETTINGS_KEY, LONG_POLL, Agents
-
-AUTH_RESOURCE = "contents"
+from ganymede.serve.roles import CONTENTS, EXECUTE, KERNELS, READ, WRITE
 
 Answer = dict[str, Any] | list[Any] | None
 DEFAULT_WAIT = 60.0
@@ -42,7 +47,7 @@ DEFAULT_WAIT = 60.0
 class AgentHandler(APIHandler):
     """Shared plumbing: the service, the JSON body, and errors as JSON refusals."""
 
-    auth_resource = AUTH_RESOURCE
+    auth_resource = CONTENTS
 
     @property
     def agents(self) -> Agents:
@@ -119,18 +124,40 @@ class AgentHandler(APIHandler):
 
 
 class PostHandler(AgentHandler):
-    """An endpoint that acts on a JSON body: subclasses say what ``act`` does with it."""
+    """An endpoint that acts on a JSON body: subclasses say what ``act`` does with it, and
+    derive from ``ReadingPost``, ``WritingPost`` or ``RunningPost`` for what that needs."""
 
     created = False
 
     async def act(self, body: dict[str, Any]) -> Answer:
         raise NotImplementedError
 
-    @web.authenticated
-    @authorized
-    async def post(self) -> None:
+    async def act_and_answer(self) -> None:
         status = HTTPStatus.CREATED if self.created else HTTPStatus.OK
         await self.answer(lambda: self.act(self.body()), status)
+
+
+class ReadingPost(PostHandler):
+    @web.authenticated
+    @authorized(READ, CONTENTS)
+    async def post(self) -> None:
+        await self.act_and_answer()
+
+
+class WritingPost(PostHandler):
+    @web.authenticated
+    @authorized(WRITE, CONTENTS)
+    async def post(self) -> None:
+        await self.act_and_answer()
+
+
+class RunningPost(PostHandler):
+    auth_resource = KERNELS
+
+    @web.authenticated
+    @authorized(EXECUTE, KERNELS)
+    async def post(self) -> None:
+        await self.act_and_answer()
 
 
 class QueryHandler(AgentHandler):
@@ -140,12 +167,12 @@ class QueryHandler(AgentHandler):
         raise NotImplementedError
 
     @web.authenticated
-    @authorized
+    @authorized(READ, CONTENTS)
     async def get(self) -> None:
         await self.answer(self.look)
 
 
-class SessionsHandler(PostHandler):
+class SessionsHandler(ReadingPost):
     created = True
 
     async def act(self, body: dict[str, Any]) -> Answer:
@@ -155,7 +182,7 @@ class SessionsHandler(PostHandler):
 
 class SessionHandler(AgentHandler):
     @web.authenticated
-    @authorized
+    @authorized(READ, CONTENTS)
     async def post(self, session_id: str) -> None:
         async def keep_alive() -> Answer:
             session = self.agents.keep_alive(session_id)
@@ -164,7 +191,7 @@ class SessionHandler(AgentHandler):
         await self.answer(keep_alive)
 
     @web.authenticated
-    @authorized
+    @authorized(READ, CONTENTS)
     async def delete(self, session_id: str) -> None:
         self.agents.close_session(session_id)
         self.set_status(HTTPStatus.NO_CONTENT)
@@ -217,7 +244,7 @@ class WatchHandler(QueryHandler):
         )
 
 
-class ReadHandler(PostHandler):
+class ReadHandler(ReadingPost):
     async def act(self, body: dict[str, Any]) -> Answer:
         mark = body.get("mark", True)
         if not isinstance(mark, bool):
@@ -230,7 +257,7 @@ class ReadHandler(PostHandler):
         )
 
 
-class CellsHandler(PostHandler):
+class CellsHandler(WritingPost):
     async def act(self, body: dict[str, Any]) -> Answer:
         return await self.agents.edit(
             str(self.string(body, "session")),
@@ -243,7 +270,7 @@ class CellsHandler(PostHandler):
         )
 
 
-class RequestDoneHandler(PostHandler):
+class RequestDoneHandler(WritingPost):
     async def act(self, body: dict[str, Any]) -> Answer:
         await self.agents.request_done(
             str(self.string(body, "session")),
@@ -253,7 +280,7 @@ class RequestDoneHandler(PostHandler):
         return {}
 
 
-class CreateHandler(PostHandler):
+class CreateHandler(WritingPost):
     created = True
 
     async def act(self, body: dict[str, Any]) -> Answer:
@@ -264,7 +291,7 @@ class CreateHandler(PostHandler):
         )
 
 
-class RunHandler(PostHandler):
+class RunHandler(RunningPost):
     async def act(self, body: dict[str, Any]) -> Answer:
         wait = body.get("wait", DEFAULT_WAIT)
         if isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0:
@@ -277,7 +304,7 @@ class RunHandler(PostHandler):
         )
 
 
-class KernelHandler(PostHandler):
+class KernelHandler(RunningPost):
     async def act(self, body: dict[str, Any]) -> Answer:
         await self.agents.kernel(
             str(self.string(body, "session")),
@@ -287,7 +314,7 @@ class KernelHandler(PostHandler):
         return {}
 
 
-class RunNotebookHandler(PostHandler):
+class RunNotebookHandler(RunningPost):
     async def act(self, body: dict[str, Any]) -> Answer:
         return await self.agents.run_notebook(
             str(self.string(body, "session")),

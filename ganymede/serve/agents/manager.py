@@ -54,6 +54,7 @@ from ganymede.host.api import Caller
 from ganymede.host.params import Params
 from ganymede.host.runs import Runs
 from ganymede.notebook.nbio import dumps_notebook
+from ganymede.serve import metrics
 from ganymede.serve.agents import room_edits
 from ganymede.serve.agents.cells import CellSnapshots, done_requests
 from ganymede.serve.agents.room_edits import RoomHolds
@@ -119,6 +120,7 @@ class Agents(Service):
     async def stop(self) -> None:
         if self._reaper is not None:
             self._reaper.cancel()
+        metrics.AGENT_SESSIONS.dec(len(self._sessions))
         self._sessions.clear()
         self.holds.release_all()
         for watcher in self._watchers.values():
@@ -133,6 +135,7 @@ class Agents(Service):
         now = self.clock()
         session = AgentSession(secrets.token_hex(8), agent.strip(), now, now)
         self._sessions[session.id] = session
+        metrics.AGENT_SESSIONS.inc()
         self._start_reaper()
         self.log.info("ganymede: agent %s started session %s", session.agent, session.id)
         return session
@@ -144,6 +147,7 @@ class Agents(Service):
 
     def close_session(self, session_id: str) -> None:
         if self._sessions.pop(session_id, None) is not None:
+            metrics.AGENT_SESSIONS.dec()
             self.holds.release(session_id)
 
     def session(self, session_id: str) -> AgentSession:

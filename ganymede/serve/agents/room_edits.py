@@ -53,7 +53,8 @@ class RoomHolds:
         """``path``'s room, joined for ``holder`` on first use.
 
         NotebookNotFound for no such file; UsageError for a file that is not a notebook, or,
-        when ``writable``, a read-only room (another server owns the file).
+        when ``writable``, a read-only room (another server owns the file, or its mode forbids
+        writing).
         """
         api_path = normalize_api_path(path)
         name = notebook_room_name(self.file_ids.index(api_path))
@@ -76,8 +77,9 @@ class RoomHolds:
             else:
                 held = holds[name] = (room, hold)
         room = held[0]
-        if writable and room.read_only:
-            raise ReadOnlyRoom(api_path)
+        refusal = room.write_refusal() if writable else None
+        if refusal is not None:
+            raise ReadOnlyRoom(api_path, refusal)
         notebook = room.document.shared
         assert isinstance(notebook, YNotebook)  # checked when the room was joined
         return room, notebook

@@ -4,7 +4,9 @@ Answers: ``200 null`` once queued; with ``wait``, ``{"finished", "cells"}`` once
 or the time is up; in JupyterLab's form, ``200 {"status": "ok"}`` when the cell ran and ``422``
 with its error when it raised (``CellNotRun`` when a cell sent with it raised first).
 Refusals: 400 (bad body, kernel not running, not a notebook), 404 (kernel, document or cell
-unknown), 408 (previous request never queued), 409 ``{"error": "source_mismatch", "cell_id"}``.
+unknown), 408 (previous request never queued), 409 ``{"error": "source_mismatch", "cell_id"}``,
+403 for a user the Authorizer does not let ``execute`` on ``kernels``, or (since a run writes its
+outputs into the notebook) ``write`` on ``contents``.
 """
 
 from __future__ import annotations
@@ -36,10 +38,10 @@ from ganymede.serve.execution.requests import parse_execute_body
 from ganymede.serve.execution.service import Executions
 from ganymede.serve.execution.ydoc_outputs import cell_as_room_has_it, find_cell
 from ganymede.serve.identity import login_name
+from ganymede.serve.roles import CONTENTS, EXECUTE, KERNELS, WRITE, allows
 from ganymede.serve.rooms.room import DocumentRoom
 
 EXECUTIONS_SETTINGS_KEY = "ganymede_executions"
-AUTH_RESOURCE = "kernels"
 
 REFUSALS: dict[type[Exception], HTTPStatus] = {
     UsageError: HTTPStatus.BAD_REQUEST,
@@ -54,11 +56,14 @@ REFUSALS: dict[type[Exception], HTTPStatus] = {
 
 
 class ExecuteHandler(APIHandler):
-    auth_resource = AUTH_RESOURCE
+    auth_resource = KERNELS
 
     @web.authenticated
-    @authorized
+    @authorized(EXECUTE, KERNELS)
     async def post(self, kernel_id: str) -> None:
+        if not await allows(self, WRITE, CONTENTS):
+            why = "User is not authorized to write on resource: contents (a run writes outputs)."
+            raise web.HTTPError(HTTPStatus.FORBIDDEN, why)
         executions: Executions = self.settings[EXECUTIONS_SETTINGS_KEY]
         try:
             request = parse_execute_body(json.loads(self.request.body or b"null"))

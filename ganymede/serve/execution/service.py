@@ -85,10 +85,9 @@ class Executions:
                 room.document.shared, YNotebook
             ):
                 raise UsageError(f"{request.document_id} is not a notebook")
-            if room.read_only:
-                raise UsageError(
-                    f"{request.document_id} is read-only here: another server owns its file"
-                )
+            refusal = room.write_refusal()
+            if refusal is not None:
+                raise UsageError(f"{request.document_id} is read-only here: {refusal}")
             queue = self._queue(kernel_id, kernel)
             previous = request.previous_request_id
             if previous is not None and not await queue.wait_until_queued(

@@ -3,7 +3,8 @@
 ``POST /api/fileid/index?path=`` answers ``{"id","path"}`` with 201 when the file was indexed
 now and 200 when it already had an id (as the collaboration session request does);
 ``GET /api/fileid/id?path=`` and ``GET /api/fileid/path?id=`` answer 404 when there is no such
-id or file. A path that leaves the root is a 400; every error body is JSON.
+id or file. A path that leaves the root is a 400; every error body is JSON. All three need
+``read`` on ``contents``: an id names a file, indexing one changes nothing in it.
 """
 
 from __future__ import annotations
@@ -19,14 +20,13 @@ from ganymede.core.paths import normalize_api_path
 from ganymede.errors import NotebookNotFound, PathError
 from ganymede.fileid import FileIdStore
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
-
-AUTH_RESOURCE = "contents"
+from ganymede.serve.roles import CONTENTS, READ
 
 
 class FileIdHandler(APIHandler):
     """Shared plumbing: the store, and JSON answers for success and refusal."""
 
-    auth_resource = AUTH_RESOURCE
+    auth_resource = CONTENTS
 
     @property
     def file_ids(self) -> FileIdStore:
@@ -46,7 +46,7 @@ class FileIdHandler(APIHandler):
 
 class IndexHandler(FileIdHandler):
     @web.authenticated
-    @authorized
+    @authorized(READ, CONTENTS)
     def post(self) -> None:
         path = self.get_argument("path")
         try:
@@ -62,7 +62,7 @@ class IndexHandler(FileIdHandler):
 
 class IdHandler(FileIdHandler):
     @web.authenticated
-    @authorized
+    @authorized(READ, CONTENTS)
     def get(self) -> None:
         path = self.get_argument("path")
         try:
@@ -76,7 +76,7 @@ class IdHandler(FileIdHandler):
 
 class PathHandler(FileIdHandler):
     @web.authenticated
-    @authorized
+    @authorized(READ, CONTENTS)
     def get(self) -> None:
         file_id = self.get_argument("id")
         path = self.file_ids.get_path(file_id)

@@ -5,6 +5,8 @@
 makes the JSON body ``{"read": [...], "run": [...], "edit_self": bool}`` the notebook's grant
 (absent keys follow the defaults); ``DELETE ?path=`` removes it, ``&key=`` one key of it.
 A bad body or path is a 400, an unknown notebook a 404, an unusable grants file a 500.
+Grants widen what kernels may do, so they are their own resource for the Authorizer:
+``GET`` needs ``read`` on ``grants``, ``PUT`` and ``DELETE`` need ``write`` on it.
 """
 
 from __future__ import annotations
@@ -21,12 +23,11 @@ from tornado import web
 from ganymede.errors import ConfigError, NotebookNotFound, PathError, UsageError
 from ganymede.grant import GrantAdmin, NotebookGrant
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
-
-AUTH_RESOURCE = "contents"
+from ganymede.serve.roles import GRANTS, READ, WRITE
 
 
 class GrantsHandler(APIHandler):
-    auth_resource = AUTH_RESOURCE
+    auth_resource = GRANTS
 
     @property
     def admin(self) -> GrantAdmin:
@@ -34,7 +35,7 @@ class GrantsHandler(APIHandler):
         return GrantAdmin(context.grants)
 
     @web.authenticated
-    @authorized
+    @authorized(READ, GRANTS)
     def get(self) -> None:
         path = self.get_argument("path", None)
         if path is None:
@@ -43,13 +44,13 @@ class GrantsHandler(APIHandler):
             self._answer(lambda: self.admin.show(path).to_json())
 
     @web.authenticated
-    @authorized
+    @authorized(WRITE, GRANTS)
     def put(self) -> None:
         path = self.get_argument("path")
         self._answer(lambda: self.admin.put(path, self._body()).to_json())
 
     @web.authenticated
-    @authorized
+    @authorized(WRITE, GRANTS)
     def delete(self) -> None:
         path = self.get_argument("path")
         key = self.get_argument("key", None)

@@ -168,3 +168,18 @@ def drive_host_comms(
     kernel_manager.host_drivers = HostDrivers(responder, log)
     kernel_manager.caller_of = caller_of
     return kernel_manager.host_drivers
+
+
+def with_host_comms(configured: type[Any]) -> type[Any]:
+    """The kernel manager class the server should use: ``configured`` with host comms attached
+    to the kernels it starts, when it starts local kernels (jupyter_server's
+    ``AsyncMappingKernelManager`` or a subclass); anything else (a gateway's manager, whose
+    kernels the remote server launched, or a synchronous one) is kept as configured."""
+    from jupyter_server.gateway.managers import GatewayMappingKernelManager
+
+    local = issubclass(configured, AsyncMappingKernelManager)
+    if not local or issubclass(configured, (HostKernelManager, GatewayMappingKernelManager)):
+        return configured
+    if configured is AsyncMappingKernelManager:
+        return HostKernelManager
+    return type(f"Host{configured.__name__}", (HostKernelManager, configured), {})

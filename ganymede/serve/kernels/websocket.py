@@ -13,6 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 from jupyter_client.session import DELIM
+from jupyter_server.gateway.connections import GatewayWebSocketConnection
+from jupyter_server.services.kernels.connection.channels import ZMQChannelsWebsocketConnection
 
 from ganymede.host.iopub_filter import (
     CONTENT_NEEDED,
@@ -20,7 +22,11 @@ from ganymede.host.iopub_filter import (
     is_host_traffic,
     without_host_comms,
 )
-from ganymede.serve.kernels.output import BoundedOutputConnection, kernel_outputs_of
+from ganymede.serve.kernels.output import (
+    BoundedGatewayConnection,
+    BoundedOutputConnection,
+    kernel_outputs_of,
+)
 from ganymede.trust.outputs import RICH_MESSAGE_TYPES
 
 HEADER, PARENT, METADATA, CONTENT = 1, 2, 3, 4
@@ -66,3 +72,21 @@ class HostFilteringConnection(BoundedOutputConnection):
         content = without_host_comms(self.session.unpack(parts[CONTENT]), traffic)
         signed = [parts[HEADER], parts[PARENT], parts[METADATA], self.session.pack(content)]
         return [self.session.sign(signed), *signed, *parts[CONTENT + 1 :]]
+
+
+def with_host_filter(configured: type[Any]) -> type[Any]:
+    """The kernel websocket class the server should use: ``configured`` behind the host-traffic
+    filter and the output bound when it speaks to local kernels over ZMQ, a gateway's with the
+    output bound, and any other class as configured."""
+    if issubclass(configured, (HostFilteringConnection, BoundedGatewayConnection)):
+        return configured
+    if configured is ZMQChannelsWebsocketConnection:
+        return HostFilteringConnection
+    if configured is GatewayWebSocketConnection:
+        return BoundedGatewayConnection
+    if issubclass(configured, ZMQChannelsWebsocketConnection):
+        name = f"HostFiltering{configured.__name__}"
+        return type(name, (HostFilteringConnection, configured), {})
+    if issubclass(configured, GatewayWebSocketConnection):
+        return type(f"Bounded{configured.__name__}", (BoundedGatewayConnection, configured), {})
+    return configured

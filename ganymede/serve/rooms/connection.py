@@ -23,6 +23,7 @@ from typing import Protocol
 from tornado.websocket import WebSocketClosedError
 
 from ganymede.config import ServeConfig
+from ganymede.serve import metrics
 
 POLICY_VIOLATION = 1008
 GOING_AWAY = 1001
@@ -146,6 +147,7 @@ class Outbox:
         )
         self.stop()
         self._socket.close(POLICY_VIOLATION, "too far behind")
+        metrics.CLIENTS_TOO_FAR_BEHIND.inc()
 
     def heard(self) -> None:
         """The client said something (a frame, a pong): it is still there."""

@@ -204,14 +204,16 @@ class RoomDocument:
             shown["cells"] = [invented.cell()]
         return shown
 
-    def content_later(self) -> Callable[[], Any]:
+    def content_later(self, update: bytes | None = None) -> Callable[[], Any]:
         """``content()`` of the document as it is now, worked out only when called.
 
         The document's update is taken now (one quick pass in Rust); reading it back, which on
         a long notebook costs tens of milliseconds, waits until someone asks. A room opening
         remembers this way what it loaded without making its first client wait for it.
         """
-        update, kind, invented = self.doc.get_update(), self.kind, self._invented
+        if update is None:  # else the caller took it just now
+            update = self.doc.get_update()
+        kind, invented = self.kind, self._invented
 
         def content() -> Any:
             then = RoomDocument(kind)

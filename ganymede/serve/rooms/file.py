@@ -2,13 +2,17 @@
 
 A room names its file by id so that a rename through the contents API moves the room along.
 Writes carry an If-Match on the hash the room last read or wrote: the file is the source of
-truth, and a room must never overwrite a change it has not seen. Blocking I/O; the room runs
+truth, and a room must never overwrite a change it has not seen. Nor a file its mode makes
+read-only: an atomic replace would swap it anyway (a rename asks only the directory), so the
+mode is checked first, as the contents API does for ``writable``. Blocking I/O; the room runs
 these methods in a worker thread.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -63,6 +67,14 @@ class RoomFile:
         """Where the file is on disk now; NotebookNotFound when the id names no file any more."""
         return self._locate()[1]
 
+    def writable(self) -> bool:
+        """Whether the server may write the file, by its mode (True once it is gone: the room
+        then closes as for any file gone)."""
+        try:
+            return os.access(self._locate()[1], os.W_OK)
+        except NotebookNotFound:
+            return True
+
     def remove_abandoned_writes(self) -> list[Path]:
         """Remove what saves cut short by a killed server left beside the file (see core.files)."""
         try:
@@ -86,6 +98,8 @@ class RoomFile:
         if current.hash != expected_hash:
             return WriteOutcome.CHANGED_ON_DISK, current.hash
         os_path = self._locate()[1]
+        if not os.access(os_path, os.W_OK):
+            raise PermissionError(errno.EACCES, "the file is read-only", str(os_path))
         if not atomic_write(os_path, data, lambda: self._hash_on_disk(os_path) == expected_hash):
             return WriteOutcome.CHANGED_ON_DISK, self._hash_on_disk(os_path)
         return WriteOutcome.WRITTEN, self.hash_of(data)

@@ -5,6 +5,10 @@ file's id and the server's session id; the frontend then opens the websocket
 ``/api/collaboration/room/{format}:{type}:{fileId}?sessionId=…``. Close codes are the ones the
 frontend acts on: 1003 with a JSON reason for an unknown session (a dialog offering to reload),
 4404 for a file that is gone, 4400 for one the room cannot read.
+
+Both need ``read`` on ``contents`` (a user without it is refused 403, the websocket before its
+upgrade); a connection whose user may not also ``write``, or to a file whose mode makes it
+read-only, is a viewer's (see ``DocumentRoom``).
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ import json
 from http import HTTPStatus
 from typing import Any
 
-from jupyter_core.utils import ensure_async
 from jupyter_server.auth.decorator import authorized, ws_authenticated
 from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
@@ -30,8 +33,10 @@ from ganymede.errors import (
     UsageError,
 )
 from ganymede.fileid import os_path_of
+from ganymede.serve import metrics
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
 from ganymede.serve.identity import login_name
+from ganymede.serve.roles import CONTENTS, READ, WRITE, allows
 from ganymede.serve.rooms.connection import ConnectionLimits, Outbox
 from ganymede.serve.rooms.document import DocumentKind
 from ganymede.serve.rooms.manager import RoomManager
@@ -42,9 +47,9 @@ from ganymede.serve.rooms.protocol import (
     RoomName,
     unknown_session_reason,
 )
+from ganymede.serve.rooms.room import DocumentRoom
 
 ROOMS_SETTINGS_KEY = "ganymede_rooms"
-AUTH_RESOURCE = "contents"
 
 
 def close_reason(text: str) -> str:
@@ -58,12 +63,15 @@ def room_manager(settings: dict[str, Any]) -> RoomManager:
 
 
 class SessionHandler(APIHandler):
-    """Indexes the file and names the session: the frontend's first step to a room."""
+    """Indexes the file and names the session: the frontend's first step to a room.
 
-    auth_resource = AUTH_RESOURCE
+    A PUT, but it changes no file: a user who may only read still opens rooms.
+    """
+
+    auth_resource = CONTENTS
 
     @web.authenticated
-    @authorized
+    @authorized(READ, CONTENTS)
     async def put(self, path: str) -> None:
         context: GanymedeContext = self.settings[SETTINGS_KEY]
         rooms = room_manager(self.settings)
@@ -105,10 +113,11 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
     protocol, or is larger than ``max_body_size``, closes this connection only.
     """
 
-    auth_resource = AUTH_RESOURCE
+    auth_resource = CONTENTS
     room: AwarenessRoom | None = None
     _outbox: Outbox | None = None
     _gone = False
+    _may_write = False
 
     @property
     def ping_interval(self) -> int:
@@ -128,11 +137,10 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         return context.config.serve.max_body_size
 
     @ws_authenticated
+    @authorized(READ, CONTENTS)
     async def get(self, name: str) -> None:
-        authorizing = self.authorizer.is_authorized(self, self.current_user, "write", AUTH_RESOURCE)
-        allowed = await ensure_async(authorizing)
-        if not allowed:
-            raise web.HTTPError(HTTPStatus.FORBIDDEN)
+        """Decided before the upgrade: a user who may not read is refused with a plain 403."""
+        self._may_write = await allows(self, WRITE, CONTENTS)
         await super().get(name)
 
     async def open(self, name: str) -> None:  # type: ignore[override]
@@ -157,7 +165,10 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         if self._gone:  # the client hung up while the room was opening
             rooms.leave(room, self)
             return
+        if isinstance(room, DocumentRoom) and not (self._may_write and room.file.writable()):
+            room.view_only(self)  # before the client's first frame: tornado waits for open
         self.room = room
+        metrics.ROOM_CLIENTS.inc()
 
     async def on_message(self, message: str | bytes) -> None:
         if self._outbox is not None:
@@ -187,6 +198,7 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         if self.room is not None:
             room_manager(self.settings).leave(self.room, self)
             self.room = None
+            metrics.ROOM_CLIENTS.dec()
 
     @property
     def user_name(self) -> str | None:

@@ -21,7 +21,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
@@ -31,6 +31,7 @@ from ganymede.errors import NotebookNotFound
 from ganymede.fileid import FileIdStore
 from ganymede.serve.rooms.document import DocumentKind, RoomDocument
 from ganymede.serve.rooms.file import RoomFile
+from ganymede.serve.rooms.history import HistoryRecorder, RoomHistory
 from ganymede.serve.rooms.lock import LockKeeper, RoomLock
 from ganymede.serve.rooms.presence import AwarenessRoom, Client
 from ganymede.serve.rooms.protocol import RoomName
@@ -74,10 +75,12 @@ class RoomManager:
         settle_max: float = 5.0,
         runtime_dir: Path | None = None,
         kernel_outputs: KernelOutputs | None = None,
+        history: HistoryRecorder | None = None,
         log: logging.Logger | None = None,
     ) -> None:
         """``kernel_outputs``: what the server's kernels sent (none: no client-written rich
-        output is trusted)."""
+        output is trusted); ``history``: where document rooms record their updates (none: they
+        keep no history)."""
         self.session_id = str(uuid.uuid4())
         self.file_ids = file_ids
         self.hash_algorithm = hash_algorithm
@@ -85,6 +88,7 @@ class RoomManager:
         self.grace_period = grace_period
         self.runtime_dir = runtime_dir if runtime_dir is not None else Path(jupyter_runtime_dir())
         self.kernel_outputs = kernel_outputs if kernel_outputs is not None else KernelOutputs()
+        self.history = history
         self.log = log if log is not None else logging.getLogger(__name__)
         self._rooms: dict[str, AwarenessRoom] = {}
         self._opening: dict[str, asyncio.Future[AwarenessRoom]] = {}
@@ -134,17 +138,27 @@ class RoomManager:
         between (its watcher taking in its own last save, an autosave) would find the id's
         path empty and close its clients as if another program had deleted the file.
         """
-        top = api_path.strip("/")
-        held = [
-            room
-            for room in self._watched
-            if self._rooms.get(room.name) is room and _within(str(room.document.shared.path), top)
-        ]
+        held = self.rooms_under(api_path)
         async with contextlib.AsyncExitStack() as stack:
             for room in held:
                 await stack.enter_async_context(room.file_held())
             yield
-        for room in held:
+        await self.look_again(held)
+
+    def rooms_under(self, api_path: str) -> list[DocumentRoom]:
+        """The open rooms on ``api_path`` or on files under it."""
+        top = api_path.strip("/")
+        return [
+            room
+            for room in self._watched
+            if self._rooms.get(room.name) is room and _within(str(room.document.shared.path), top)
+        ]
+
+    async def look_again(self, rooms: list[DocumentRoom]) -> None:
+        """After a move: each room still open follows its file (path, watch, lock) or closes
+        as for a file gone. A synchronous contents manager moves with the event loop held, so
+        no room reads in between; it calls this once done."""
+        for room in rooms:
             if self._rooms.get(room.name) is room:
                 await self._look_again(room)
 
@@ -211,10 +225,32 @@ class RoomManager:
         room.leave(client)
         for observer in self._observers:
             observer.left(room, client)
-        if room.clients or self._rooms.get(room.name) is not room:
-            return  # others remain, or the room is already closing (its clients are told so)
+        if room.clients or self._rooms.get(room.name) is not room or not room.closes_when_idle:
+            return  # others remain, the room is already closing (its clients are told so), or
+            # it stays until whoever made it removes it
         if room.name not in self._waiting:
             self._waiting[room.name] = asyncio.create_task(self._close_after_grace(room))
+
+    def add_room(self, room: AwarenessRoom) -> None:
+        """Serve a room the server made itself (a fork's) under its name; clients join it as
+        any other. It closes when idle or when ``remove_room`` says, as it chooses."""
+        if room.name in self._rooms or room.name in self._opening:
+            raise ValueError(f"a room {room.name!r} is open already")
+        self._rooms[room.name] = room
+        for observer in self._observers:
+            observer.opened(room)
+        if room.closes_when_idle:
+            self._waiting[room.name] = asyncio.create_task(self._close_after_grace(room))
+
+    async def remove_room(self, room: AwarenessRoom) -> None:
+        """Close a room ``add_room`` served: its clients are told it closed."""
+        if self._rooms.get(room.name) is not room:
+            return
+        del self._rooms[room.name]
+        grace = self._waiting.pop(room.name, None)
+        if grace is not None:
+            grace.cancel()
+        await self._close(room)
 
     async def stop(self) -> None:
         """Save every room's unsaved edits and close every client (server shutdown)."""
@@ -226,6 +262,8 @@ class RoomManager:
         self._rooms.clear()
         closing = list(self._closing.values())
         await asyncio.gather(*closing, *(self._close(room) for room in rooms))
+        if self.history is not None:
+            await self.history.stop()  # the rooms' last saves are in it
 
     async def _open(self, name: RoomName) -> AwarenessRoom:
         previous = self._closing.get(name.text)
@@ -274,9 +312,17 @@ class RoomManager:
             kernel_outputs=self.kernel_outputs,
             log=self.log,
             read_only=read_only,
+            begin_history=self._history_of(name.file_id),
         )
         self._keepers[room] = LockKeeper(room, lock, self.log)
         return room
+
+    def _history_of(self, file_id: str) -> Callable[[bytes], RoomHistory] | None:
+        """How a room on ``file_id`` starts its epoch of the history (None: none is kept)."""
+        history = self.history
+        if history is None:
+            return None
+        return lambda loaded: history.begin(file_id, loaded)
 
     async def _close_after_grace(self, room: AwarenessRoom) -> None:
         await asyncio.sleep(self.grace_period)

@@ -31,7 +31,12 @@ class AwarenessRoom(Service):
 
     The echo is on purpose: a y-websocket client that hears nothing for 30 s reconnects, and
     its own awareness coming back is what it hears when nobody else is around.
+
+    ``closes_when_idle``: the manager closes the room a grace period after its last client
+    leaves (a fork's room stays until its fork is deleted).
     """
+
+    closes_when_idle = True
 
     def __init__(self, name: str, log: logging.Logger) -> None:
         self.name = name

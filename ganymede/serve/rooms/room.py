@@ -11,19 +11,23 @@ import asyncio
 import contextlib
 import functools
 import logging
+import time
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from jupyter_ydoc import YNotebook
 from pycrdt import Text, TransactionEvent
 
-from ganymede.agent import ANOTHER_PROGRAM, PERSON, Author, AuthorKind
+from ganymede.agent import ANOTHER_PROGRAM, PERSON, UNKNOWN_AUTHOR, Author, AuthorKind
 from ganymede.agent.attribution import NotebookAttribution
-from ganymede.errors import FrameError, InvalidNotebook, NotebookNotFound
+from ganymede.errors import FrameError, InvalidNotebook, NotebookNotFound, ReadOnlyRoom, UsageError
+from ganymede.history import PointKind
+from ganymede.serve import metrics
 from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.autosave import Autosave
 from ganymede.serve.rooms.document import RoomDocument
 from ganymede.serve.rooms.file import RoomFile, Snapshot, WriteOutcome
+from ganymede.serve.rooms.history import RoomHistory
 from ganymede.serve.rooms.mergein import FileMerge, apply_merge, merge_file_change, restore_roots
 from ganymede.serve.rooms.patch import patch_notebook, patch_text
 from ganymede.serve.rooms.presence import EMPTY_UPDATE, AwarenessRoom, Client
@@ -51,7 +55,14 @@ class DocumentRoom(AwarenessRoom):
     (base, the room, the file) before anything is written over it.
 
     A ``read_only`` room (another server owns the file, see ``lock``) still takes in the
-    file's changes, but never saves and undoes every edit its clients send.
+    file's changes, but never saves and undoes every edit its clients send. In any room, a
+    client let in as a viewer (``view_only``: its user may read the file but not write it, or
+    the file's mode forbids writing) is treated so: it sees every change live, its edits are
+    undone and its save requests fail.
+
+    With a ``history`` every update is recorded as it commits, with who made it and how: a
+    client's or a server-side writer's edit, a change taken in from the file, or the room's
+    own bookkeeping (``PointKind``).
     """
 
     def __init__(
@@ -67,10 +78,12 @@ class DocumentRoom(AwarenessRoom):
         kernel_outputs: KernelOutputs,
         log: logging.Logger,
         read_only: bool = False,
+        begin_history: Callable[[bytes], RoomHistory] | None = None,
     ) -> None:
         """``document`` was just filled from ``snapshot`` by ``RoomDocument.load``, which gave
         its cells ``cell_ids``; ``signed``: the snapshot's signature is known (``file_signed``);
-        ``kernel_outputs``: what the server's kernels sent (see ``trust``)."""
+        ``kernel_outputs``: what the server's kernels sent (see ``trust``); ``begin_history``
+        starts the room's history with the document as loaded."""
         super().__init__(name, log)
         self.document = document
         self.read_only = read_only
@@ -80,13 +93,20 @@ class DocumentRoom(AwarenessRoom):
         # What the loaded document serialises to: saving it again would change nothing. Taken
         # now, read and serialised when a save first compares with it, so an open does not
         # wait for it (as after a merge that leaves the room holding what the file holds).
-        self._loaded_content: Callable[[], Any] | None = document.content_later()
+        loaded = document.doc.get_update()
+        self._loaded_content: Callable[[], Any] | None = document.content_later(loaded)
+        self.history: RoomHistory | None = (
+            begin_history(loaded) if begin_history is not None else None
+        )
         self._saved: bytes | None = None
         self._edits = 0
         self._saved_edits = 0
         self._origin: Client | None = None
         self._own_change = False
+        self._own_kind = PointKind.STATE
+        self._writing_kind = PointKind.EDIT
         self._introduced: set[Client] = set()
+        self._viewers: set[Client] = set()
         self._save_lock = asyncio.Lock()
         self._autosave = Autosave(save_delay, self._save_quietly)
         self._subscription = document.doc.observe(self._on_change)
@@ -145,7 +165,21 @@ class DocumentRoom(AwarenessRoom):
 
     def leave(self, client: Client) -> None:
         self._introduced.discard(client)
+        self._viewers.discard(client)
         super().leave(client)
+
+    def write_refusal(self) -> str | None:
+        """Why nothing may be written into this room (its edits would never reach the file),
+        or None: another server owns the file, or the file's mode forbids writing it."""
+        if self.read_only:
+            return "another server owns its file"
+        if not self.file.writable():
+            return "its file's mode forbids writing it"
+        return None
+
+    def view_only(self, client: Client) -> None:
+        """From now on ``client`` only watches: its edits are undone, its saves refused."""
+        self._viewers.add(client)
 
     async def handle(self, client: Client, message: protocol.Message) -> None:
         if isinstance(message, protocol.SyncStep1):
@@ -161,7 +195,7 @@ class DocumentRoom(AwarenessRoom):
                 raise FrameError("a document update before the client's SyncStep1")
             self._apply(client, message.update)
         elif isinstance(message, protocol.SaveRequest):
-            status = await self.save(explicit=True)
+            status = "failed" if client in self._viewers else await self.save(explicit=True)
             client.send(protocol.save_reply(message.save_id, status))
 
     async def save(self, *, explicit: bool = False) -> SaveStatus:
@@ -179,7 +213,10 @@ class DocumentRoom(AwarenessRoom):
         if self.read_only:
             return "failed"
         async with self._save_lock:
+            started = time.perf_counter()
             status = await self._save_locked(explicit)
+            metrics.ROOM_SAVE_SECONDS.observe(time.perf_counter() - started)
+            metrics.ROOM_SAVES.labels(status).inc()
             await self._trust.sign_saved(self._saved_data, self.document.shared.path)
             if self._trust.marks_stale:  # outputs a client made up, in a cell marked trusted
                 self._mark_trusted_cells()
@@ -357,6 +394,8 @@ class DocumentRoom(AwarenessRoom):
         self.log.info(
             "room %s: took in a change to its file (%d conflicts)", self.name, len(merge.conflicts)
         )
+        metrics.FILE_CHANGES_TAKEN_IN.inc()
+        metrics.MERGE_CONFLICTS.inc(len(merge.conflicts))
         for conflict in merge.conflicts:
             self.log.warning(
                 "room %s: cell %s, %s: %s",
@@ -367,7 +406,8 @@ class DocumentRoom(AwarenessRoom):
             )
         self._base = snapshot.data
         self._file_hash = snapshot.hash
-        with self._own_changes():  # one update for the clients: the change and the new state
+        # One update for the clients: the change and the new state.
+        with self._own_changes(PointKind.FILE):
             if merge.room_changed:
                 apply_merge(self.document, merge)
             self.document.took_in(snapshot.data, snapshot.path)
@@ -421,7 +461,7 @@ class DocumentRoom(AwarenessRoom):
         """Apply a client's update; FrameError if it is not a Yjs update (nothing applied)."""
         if update == EMPTY_UPDATE:
             return
-        if self.read_only:
+        if self.read_only or client in self._viewers:
             self._apply_and_undo(update)
             return
         self._origin = client
@@ -448,11 +488,16 @@ class DocumentRoom(AwarenessRoom):
         return ShapeGuard(shared) if isinstance(shared, YNotebook) else None
 
     def _apply_and_undo(self, update: bytes) -> None:
-        """A read-only room's answer to an edit: the edit and its undoing in one update, sent
-        to every client, so the sender's view snaps back and the others see no change."""
+        """The answer to an edit nobody may make here: the edit and its undoing in one update,
+        sent to every client, so the sender's view snaps back and the others see no change.
+
+        The unsaved mark goes back to what it was: the sender's edit set it, but the edits of
+        others (in a writable room) may still be unsaved.
+        """
         before = (
             self.document.copy() if self.document.kind.registered else self.document.shared.get()
         )
+        was_dirty = bool(self.document.shared.dirty)
         with self._own_changes():
             try:
                 self.document.doc.apply_update(update)
@@ -464,18 +509,53 @@ class DocumentRoom(AwarenessRoom):
                 patch_text(self.document.doc.get("source", type=Text), before)
             else:
                 patch_notebook(self.document.shared, before)  # type: ignore[arg-type]
-            self.document.mark_saved(self._file_hash, clean=True)
+            self.document.mark_saved(self._file_hash, clean=not was_dirty)
 
     @contextlib.contextmanager
-    def _own_changes(self) -> Iterator[None]:
-        """One transaction of the room's own; nested ones join it and leave the flag set."""
-        outer = self._own_change
+    def _own_changes(self, kind: PointKind = PointKind.STATE) -> Iterator[None]:
+        """One transaction of the room's own (``kind``: how the history records it); nested
+        ones join it and leave the flag and the kind as they are."""
+        outer, outer_kind = self._own_change, self._own_kind
+        if not outer:
+            self._own_kind = kind
         self._own_change = True
         try:
             with self.document.doc.transaction():
                 yield
         finally:
-            self._own_change = outer
+            self._own_change, self._own_kind = outer, outer_kind
+
+    def apply_edit(self, update: bytes, author: Author, kind: PointKind = PointKind.EDIT) -> None:
+        """Apply ``update`` as an edit of ``author``'s made through the server (a fork merged,
+        a version restored): attributed, shape-guarded and saved like a client's.
+
+        ReadOnlyRoom in a read-only room, UsageError (nothing applied) for an update that is
+        not a Yjs update or would leave a notebook that cannot be saved.
+        """
+        if self.read_only:
+            raise ReadOnlyRoom(str(self.document.shared.path))
+        outer, outer_kind = self._writing_as, self._writing_kind
+        self._writing_as, self._writing_kind = author, kind
+        try:
+            if self._shape_guard is None:
+                self.document.doc.apply_update(update)
+                return
+            problem = self._shape_guard.apply(update)
+        except ValueError as error:
+            raise UsageError(f"not a Yjs update: {error}") from None
+        finally:
+            self._writing_as, self._writing_kind = outer, outer_kind
+        if problem is not None:
+            self._shape_guard.undo()
+            raise UsageError(f"the edit was refused: {problem}")
+
+    def _point_now(self) -> tuple[str, PointKind]:
+        """Who makes the transaction committing now, and how, as the history records it."""
+        if self._origin is None and self._own_change:
+            return ("file" if self._own_kind is PointKind.FILE else "ganymede"), self._own_kind
+        author = self._author_now()
+        kind = PointKind.EDIT if self._origin is not None else self._writing_kind
+        return (author.name if author is not None else UNKNOWN_AUTHOR), kind
 
     def _on_change(self, event: TransactionEvent) -> None:
         """Called as each transaction commits; the update goes to everyone but its author."""
@@ -483,6 +563,8 @@ class DocumentRoom(AwarenessRoom):
         if update == EMPTY_UPDATE:
             return
         self.broadcast(protocol.sync_update(update), skip=self._origin)
+        if self.history is not None:
+            self.history.record(update, *self._point_now())
         if not self._own_change:
             self._edits += 1
             self._autosave.poke()

@@ -37,12 +37,19 @@ async def eventually(condition: Callable[[], object], what: str, timeout: float 
 
 
 async def open_socket(
-    server: RunningServer, room: str, session_id: str | None, *, authenticated: bool = True
+    server: RunningServer,
+    room: str,
+    session_id: str | None,
+    *,
+    authenticated: bool = True,
+    headers: dict[str, str] | None = None,
 ) -> Any:
-    """A raw websocket to a room (``session_id`` None: no query string, as global awareness)."""
+    """A raw websocket to a room (``session_id`` None: no query string, as global awareness);
+    ``headers`` authenticate it instead of the server's token (a browser's cookies)."""
     query = "" if session_id is None else "?" + urllib.parse.urlencode({"sessionId": session_id})
     base = server.base.replace("http://", "ws://", 1)
-    headers = {"Authorization": f"token {server.token}"} if authenticated else {}
+    if headers is None:
+        headers = {"Authorization": f"token {server.token}"} if authenticated else {}
     request = HTTPRequest(f"{base}api/collaboration/room/{room}{query}", headers=headers)
     return await websocket_connect(request)
 
@@ -100,13 +107,17 @@ class RoomClient:
 
 @asynccontextmanager
 async def room_client(
-    server: RunningServer, room: str, session_id: str, shared: YBaseDoc | None = None
+    server: RunningServer,
+    room: str,
+    session_id: str,
+    shared: YBaseDoc | None = None,
+    headers: dict[str, str] | None = None,
 ) -> AsyncIterator[RoomClient]:
     """A client synced with ``room`` (``json:notebook:…`` or ``text:file:…``); ``shared`` is
     the document of a client coming back with its history, else a fresh one."""
     if shared is None:
         shared = YNotebook() if room.startswith("json:notebook:") else YUnicode()
-    connection = await open_socket(server, room, session_id)
+    connection = await open_socket(server, room, session_id, headers=headers)
     channel = Channel(connection, room)
     try:
         async with Provider(shared.ydoc, channel) as provider:  # type: ignore[arg-type]

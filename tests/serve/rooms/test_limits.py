@@ -27,6 +27,7 @@ from tests.serve.rooms.conftest import (
     write,
 )
 from tests.serve.rooms.raw import raw_room_socket
+from tests.serve.test_metrics import figures, value
 from tests.serve.websocket import DEADLINE, closed_with, hang_up
 
 # Above what one burst of frames read off a socket can queue (tornado reads 256 KiB before
@@ -75,8 +76,10 @@ async def test_a_client_that_stops_reading_is_closed_1008_and_the_others_carry_o
 ) -> None:
     server = limited
     write(server.root / "flood.ipynb", notebook_bytes("a", "b"))
+    behind = "ganymede_room_clients_closed_too_far_behind_total"
     with server.client() as api:
         name, session = open_session(api, "flood.ipynb")
+        closed_before = value(figures(api), behind)
     async with (
         room_client(server, name, session) as flooder,
         room_client(server, name, session) as reader,
@@ -97,6 +100,8 @@ async def test_a_client_that_stops_reading_is_closed_1008_and_the_others_carry_o
         assert await stalled.close_code() == 1008
         closed = server.log.read_text().count(f"room {name}: closing a client {QUEUE_MESSAGES} ")
         assert closed == 1, "only the stalled client"
+        with server.client() as api:
+            assert value(figures(api), behind) == closed_before + 1
 
         edits += 1
         flood_edit(notebook, edits)
