@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -330,6 +331,9 @@ def run_parsed(argv: list[str]) -> int | None:
             cache=parsed.cache,
             cache_input=parsed.cache_input or None,
             no_cache=parsed.no_cache,
+            # typer reads these from the environment; so must a command line read without it.
+            gateway_url=os.environ.get("JUPYTER_GATEWAY_URL") or None,
+            gateway_token=os.environ.get("JUPYTER_GATEWAY_AUTH_TOKEN") or None,
             config=parsed.config,
         )
     except typer.Exit as done:
