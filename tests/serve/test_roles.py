@@ -11,6 +11,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import shutil
+import sys
 import tempfile
 import urllib.parse
 from collections.abc import Iterator
@@ -181,14 +183,35 @@ def file_modes_bind_this_process() -> bool:
         return not os.access(probe.name, os.W_OK)
 
 
-@pytest.mark.skipif(
-    not file_modes_bind_this_process(),
-    reason="a superuser writes any file (as root: setpriv --bounding-set=-dac_override)",
-)
-async def test_a_file_whose_mode_forbids_writing_gets_only_viewers(server: RunningServer) -> None:
+@pytest.fixture
+def bound_by_file_modes(tmp_path: Path) -> Iterator[RunningServer]:
+    """A server that file modes bind: as root (CI runs so), one started without the capability
+    to override them, as an unprivileged user's server is."""
+    python = sys.executable
+    if not file_modes_bind_this_process():
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("root, and no setpriv to start a server that file modes bind")
+        python = str(tmp_path / "python-without-dac-override")
+        Path(python).write_text(
+            f'#!/bin/sh\nexec {setpriv} --bounding-set=-dac_override {sys.executable} "$@"\n'
+        )
+        os.chmod(python, 0o755)
+    root = tmp_path / "root"
+    root.mkdir()
+    env = jupyter_env(tmp_path / "jupyter", PYTHONPATH=str(REPO))
+    running = start_server(root, env, *SERVER_OPTIONS, python=python)
+    yield running
+    stop_server(running)
+
+
+async def test_a_file_whose_mode_forbids_writing_gets_only_viewers(
+    bound_by_file_modes: RunningServer,
+) -> None:
     """jupyter-collaboration#324: there a read-only file takes edits and fails its save with a
     500. Here the room undoes them; and an atomic replace, which would swap the file whatever
     its mode, is never tried."""
+    server = bound_by_file_modes
     notebook = write(server.root / "locked.ipynb", notebook_bytes("a = 1"))
     original = notebook.read_bytes()
     notebook.chmod(0o444)
