@@ -135,7 +135,8 @@ class RoomDocument:
 
     def load(self, data: bytes, path: str, file_hash: str, *, trusted: bool = False) -> list[str]:
         """Fill the empty document from the file's bytes (InvalidNotebook or
-        UnicodeDecodeError if they are not what ``kind`` says), in one transaction; the ids of
+        UnicodeDecodeError if they are not what ``kind`` says), in one transaction (a registered
+        type's clean mark in a second); the ids of
         the notebook's cells, in order (none for other files).
 
         ``trusted``: the file is signed, so every code cell is marked trusted (see ``trust``).
@@ -155,7 +156,15 @@ class RoomDocument:
                 if cell_ids:  # the empty cell set() gives a notebook without any
                     self._invented = dataclasses.replace(self._invented, cell_id=cell_ids[0])
             self.shared.path = path
-            # set() drops every state key but dirty, path and document_id: the hash goes after.
+            if not self.kind.registered:
+                # set() drops every state key but dirty, path and document_id: the hash goes
+                # after.
+                self.mark_saved(file_hash, clean=True)
+        if self.kind.registered:
+            # A registered class may read the dirty flag its constructor set while its content
+            # is set: jupyterlab-chat's YChat stamps and reorders messages added to a clean
+            # chat, and skips that while the document is being read. Marked clean in the same
+            # transaction, every message of the file would be stamped anew and moved.
             self.mark_saved(file_hash, clean=True)
         return cell_ids
 

@@ -112,6 +112,33 @@ async def test_a_cad_model_opens_in_a_room_and_shows_another_programs_change(
         )
 
 
+async def test_a_chat_written_by_another_program_opens_with_its_messages_as_they_are(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    """Messages without jupyterlab-chat's ``raw_time`` flag (another program wrote them) are
+    read as they are: YChat stamps and reorders messages added to a clean chat, which a room
+    marking itself clean while it reads the file would have had it do to all of them."""
+    messages = [
+        {
+            "body": f"note {n}",
+            "id": f"note-{n}",
+            "time": 1_000.0 + n,
+            "sender": "ada",
+            "type": "msg",
+        }
+        for n in range(6)
+    ]
+    content = {"messages": messages, "users": {}, "attachments": {}, "metadata": {}}
+    path = write(server.root / "notes.chat", json.dumps(content).encode())
+    name, session = open_session(api, "notes.chat", "text:chat")
+    async with chat_client(server, name, session) as (_, chat):
+        await eventually(lambda: len(chat.get_messages()) == 6, "the chat to sync")
+        assert [(m.body, m.time) for m in chat.get_messages()] == [
+            (f"note {n}", 1_000.0 + n) for n in range(6)
+        ]
+    assert json.loads(path.read_text())["messages"] == messages  # nothing rewrote the file
+
+
 def test_a_type_nothing_registered_is_400_naming_it(
     server: RunningServer, api: httpx.Client
 ) -> None:
