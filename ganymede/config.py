@@ -39,6 +39,7 @@ LOWER_BOUNDS: dict[tuple[str, str], tuple[float, bool]] = {
     ("execute", "startup_timeout"): (0, False),
     ("execute", "cache_max_mb"): (0, False),
     ("agent", "settle"): (0, True),  # 0: report each change at once
+    ("agent", "presence_idle"): (0, False),
     ("history", "max_age_days"): (0, False),
     ("history", "max_mb_per_document"): (0, False),
 }
@@ -85,6 +86,7 @@ class ExecuteConfig:
 class AgentConfig:
     settle: float = 3.0
     wake: Literal["requests", "any"] = "requests"
+    presence_idle: float = 300.0
 
 
 @dataclass

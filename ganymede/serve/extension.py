@@ -155,6 +155,7 @@ class GanymedeExtension(ExtensionApp):
             runs=Runs(notebooks, self.context.grants, run_for_host, self.context.host),
             kernel_specs=self.serverapp.kernel_spec_manager,
             settle=config.agent.settle,
+            presence_idle=config.agent.presence_idle,
         )
         self.settings[AGENTS_SETTINGS_KEY] = agents
         self.context.on_stop(agents.stop)  # before the rooms: sessions let go of theirs

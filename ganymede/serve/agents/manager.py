@@ -57,6 +57,7 @@ from ganymede.notebook.nbio import dumps_notebook
 from ganymede.serve import metrics
 from ganymede.serve.agents import room_edits
 from ganymede.serve.agents.cells import CellSnapshots, done_requests
+from ganymede.serve.agents.presence import DEFAULT_IDLE, AgentPresence, caret_in
 from ganymede.serve.agents.room_edits import RoomHolds
 from ganymede.serve.agents.watch import Watcher
 from ganymede.serve.execution import Executions
@@ -98,6 +99,7 @@ class Agents(Service):
         runs: Runs,
         kernel_specs: Any,
         settle: float = 3.0,
+        presence_idle: float = DEFAULT_IDLE,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.rooms = rooms
@@ -114,6 +116,7 @@ class Agents(Service):
         self.clock = clock
         self.marks = MarkBook(clock=clock)
         self.holds = RoomHolds(rooms, file_ids)
+        self.presence = AgentPresence(idle=presence_idle, clock=clock)
         self._sessions: dict[str, AgentSession] = {}
         self._reaper: asyncio.Task[None] | None = None
 
@@ -122,6 +125,7 @@ class Agents(Service):
             self._reaper.cancel()
         metrics.AGENT_SESSIONS.dec(len(self._sessions))
         self._sessions.clear()
+        self.presence.stop()
         self.holds.release_all()
         for watcher in self._watchers.values():
             watcher.stop()
@@ -148,7 +152,8 @@ class Agents(Service):
     def close_session(self, session_id: str) -> None:
         if self._sessions.pop(session_id, None) is not None:
             metrics.AGENT_SESSIONS.dec()
-            self.holds.release(session_id)
+            self.presence.forget(session_id)
+            self.holds.release(session_id)  # its holds leaving tell each room the agent left
 
     def session(self, session_id: str) -> AgentSession:
         session = self._sessions.get(session_id)
@@ -181,6 +186,7 @@ class Agents(Service):
             raise UsageError("give the notebook's path, or since: a mark from an earlier read")
         api_path = normalize_api_path(path)
         room, notebook = await self.holds.notebook(session.id, api_path, writable=False)
+        self._show(session, room)
         content = notebook_content(notebook)
         cells = self.cells.now(room, content)
         changes = None
@@ -312,6 +318,7 @@ class Agents(Service):
                 mode="add",
             )
             self._moved_mark(session.agent, file_id, room, {new_id})
+            self._show(session, room, caret_in(notebook, index))
             return {"id": new_id, "index": index}
         target = _required(cell_id, "id")
         index = room_edits.index_of(notebook, target)
@@ -331,6 +338,8 @@ class Agents(Service):
                 room_edits.index_of(notebook, after)  # CellNotFound before anything moves
             answer["index"] = room_edits.move_cell(room, notebook, index, after, writer=writer)
         self._moved_mark(session.agent, file_id, room, {target})
+        at = answer.get("index")
+        self._show(session, room, caret_in(notebook, at) if at is not None else None)
         return answer
 
     async def request_done(self, session_id: str, path: str, cell_id: str) -> None:
@@ -390,6 +399,11 @@ class Agents(Service):
             room_edits.notebook_room_name(file_id), [CellRequest(i, None) for i in cell_ids]
         )
         writer = Author(session.agent, AuthorKind.AGENT)
+        first = next(
+            (i for i, ycell in enumerate(notebook.ycells) if ycell.get("id") == cell_ids[0]), None
+        )
+        if first is not None:  # a cell that is not there is the batch's error to report
+            self._show(session, room, caret_in(notebook, first), running=cell_ids[0])
         batch = await self.executions.submit(kernel_id, request, lambda _: writer)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(batch.done.wait()), wait)
@@ -446,6 +460,18 @@ class Agents(Service):
         else:
             reason = f"was changed by {by} since your last read"
         raise EditRefused(cell, by, reason)
+
+    def _show(
+        self,
+        session: AgentSession,
+        room: DocumentRoom,
+        caret: dict[str, Any] | None = None,
+        *,
+        running: str | None = None,
+    ) -> None:
+        hold = self.holds.hold_in(session.id, room)
+        if hold is not None:
+            self.presence.show(session.id, session.agent, room, hold, caret=caret, running=running)
 
     def _moved_mark(self, agent: str, file_id: str, room: DocumentRoom, touched: set[str]) -> None:
         self.marks.own_change(agent, file_id, self.cells.now(room).states, touched)

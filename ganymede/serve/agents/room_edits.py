@@ -84,6 +84,11 @@ class RoomHolds:
         assert isinstance(notebook, YNotebook)  # checked when the room was joined
         return room, notebook
 
+    def hold_in(self, holder: str, room: DocumentRoom) -> RoomHold | None:
+        """The client through which ``holder`` is in ``room``, if it is."""
+        held = self._holds.get(holder, {}).get(room.name)
+        return held[1] if held is not None and held[0] is room else None
+
     def release(self, holder: str) -> None:
         """The holder is done: its rooms close once their other clients have gone too."""
         for room, hold in self._holds.pop(holder, {}).values():

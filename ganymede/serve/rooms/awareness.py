@@ -39,6 +39,9 @@ class AwarenessLedger:
                 self._entries[entry.client_id] = entry
                 self._owners[entry.client_id] = owner
 
+    def has(self, client_id: int) -> bool:
+        return client_id in self._entries
+
     def user_name(self, owner: Hashable) -> str | None:
         """The name of the person ``owner``'s connection speaks for, if its awareness says."""
         for client_id, known in self._owners.items():

@@ -7,7 +7,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Protocol
 
 from ganymede.serve.rooms import protocol
@@ -78,11 +78,16 @@ class AwarenessRoom(Service):
         the room on the server keeps everyone's presence from them)."""
         self._presence_listeners.append(listener)
 
-    def announce(self, payload: bytes) -> None:
-        """Presence of the server's own (an extension writing in the room): kept for newcomers
-        as a client's is, and relayed to every client. FrameError if it is malformed."""
-        self._ledger.record(self, protocol.decode_awareness(payload))
+    def announce(self, payload: bytes, *, owner: Hashable | None = None) -> None:
+        """Presence of the server's own (an extension or an agent writing in the room): kept for
+        newcomers as a client's is, and relayed to every client. ``owner``: the server-side
+        client it belongs to, whose leaving then announces it gone. FrameError if malformed."""
+        self._ledger.record(self if owner is None else owner, protocol.decode_awareness(payload))
         self.broadcast(protocol.awareness_frame(payload))
+
+    def present_client(self, client_id: int) -> bool:
+        """Whether awareness client ``client_id`` is present here now."""
+        return self._ledger.has(client_id)
 
     def broadcast(self, frame: bytes, *, skip: Client | None = None) -> None:
         for client in list(self.clients):
