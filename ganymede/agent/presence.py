@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 # Readable names of the clients people meet most; any other name is title-cased by words.
@@ -83,12 +83,23 @@ def awareness_state(
     *,
     running: str | None = None,
 ) -> dict[str, Any]:
-    """An agent's whole awareness state; ``caret`` a relative position (JSON) in the source of
-    the cell it works on, None when it works on no cell (it only reads). ``running``: the id of
-    the cell it has running, so a client can say who runs what."""
+    """An agent's awareness state in a document's room; ``caret`` a relative position (JSON) in
+    the source of the cell it works on, None when it works on no cell (it only reads).
+    ``running``: the id of the cell it has running, so a client can say who runs what."""
     state: dict[str, Any] = {"user": agent_user(client_name)}
     if caret is not None:
         state["cursors"] = [{"anchor": dict(caret), "head": dict(caret), "primary": True}]
     if running is not None:
         state["running"] = running
     return state
+
+
+def global_state(client_name: str, documents: Sequence[str]) -> dict[str, Any]:
+    """An agent's state in JupyterLab's global awareness, which its Collaboration panel lists:
+    the notebooks it is in (``documents``, paths) and the one it worked in last (``current``,
+    as JupyterLab writes a notebook tab: ``notebook:<path>``)."""
+    return {
+        "user": agent_user(client_name),
+        "documents": list(documents),
+        "current": f"notebook:{documents[-1]}" if documents else None,
+    }

@@ -10,6 +10,7 @@ from ganymede.agent.presence import (
     awareness_state,
     color,
     display_name,
+    global_state,
     initials,
 )
 
@@ -57,3 +58,11 @@ def test_caret_is_one_primary_cursor_and_none_without_a_cell() -> None:
     assert state["cursors"] == [{"anchor": caret, "head": caret, "primary": True}]
     assert state["running"] == "c1"
     assert "cursors" not in awareness_state("claude-code", None)
+
+
+def test_global_state_lists_the_notebooks_and_the_current_one() -> None:
+    state = global_state("claude-code", ["a.ipynb", "dir/b.ipynb"])
+    assert state["documents"] == ["a.ipynb", "dir/b.ipynb"]
+    assert state["current"] == "notebook:dir/b.ipynb"
+    assert state["user"]["display_name"] == "Claude Code"
+    assert global_state("claude-code", [])["current"] is None

@@ -14,8 +14,9 @@ from jupyter_ydoc import YNotebook
 from pycrdt import Assoc
 
 from ganymede.serve.rooms import protocol
+from ganymede.serve.rooms.presence import GLOBAL_AWARENESS_ROOM
 from tests.serve.conftest import RunningServer
-from tests.serve.rooms.client import DEADLINE, RoomClient
+from tests.serve.rooms.client import DEADLINE, RoomClient, open_socket
 from tests.serve.test_agent_api import Agent, notebook_file, person
 
 pytestmark = pytest.mark.anyio
@@ -106,3 +107,36 @@ async def test_two_sessions_are_two_collaborators(server: RunningServer, api: ht
         await heard.until(lambda h: len(h.agents()) == 1, "one agent to leave")
         [state] = heard.agents().values()
         assert state["user"]["name"] == "codex-mcp-client"
+        api.delete(f"api/agent/sessions/{second.session}")
+
+
+async def test_the_collaboration_panel_hears_the_agent_in_the_global_awareness(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    path = notebook_file(server.root, "global.ipynb", "x = 1")
+    connection = await open_socket(server, GLOBAL_AWARENESS_ROOM, None)
+    try:
+        agent = Agent(api, "panel-agent")
+        agent.read(path)
+        states: dict[int, dict[str, Any] | None] = {}
+
+        async def hear(condition: Any) -> None:
+            while not condition():
+                frame = await asyncio.wait_for(connection.read_message(), DEADLINE)
+                assert isinstance(frame, bytes)
+                message = protocol.decode_frame(frame)
+                if isinstance(message, protocol.AwarenessUpdate):
+                    for entry in message.entries:
+                        states[entry.client_id] = None if entry.gone else json.loads(entry.state)
+
+        def agent_states() -> list[dict[str, Any]]:
+            return [s for s in states.values() if s is not None and s["user"]["name"] == agent.name]
+
+        await hear(lambda: agent_states())
+        [state] = agent_states()
+        assert state["documents"] == [path]
+        assert state["current"] == f"notebook:{path}"
+        api.delete(f"api/agent/sessions/{agent.session}")
+        await hear(lambda: not agent_states())
+    finally:
+        connection.close()

@@ -8,10 +8,13 @@ import logging
 
 from jupyter_ydoc import YNotebook
 
+from ganymede.agent.presence import awareness_state
 from ganymede.serve.agents.presence import AgentPresence, caret_in
 from ganymede.serve.execution.service import RoomHold
 from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.presence import AwarenessRoom
+
+STATE = awareness_state("claude-code", None)
 
 
 class Person:
@@ -48,7 +51,7 @@ def setup() -> tuple[AwarenessRoom, Person, RoomHold, AgentPresence, Clock]:
 
 async def test_shown_then_idle_then_back() -> None:
     room, person, hold, presence, clock = setup()
-    presence.show("s1", "claude-code", room, hold)
+    presence.show("s1", room, hold, STATE)
     client_id = presence.client_id("s1")
     assert person.entries[-1].client_id == client_id
     assert json.loads(person.entries[-1].state)["user"]["display_name"] == "Claude Code"
@@ -67,7 +70,7 @@ async def test_shown_then_idle_then_back() -> None:
     presence.tick()  # gone once, not again and again
     assert len(person.entries) == sent
 
-    presence.show("s1", "claude-code", room, hold)
+    presence.show("s1", room, hold, STATE)
     assert not person.entries[-1].gone
     assert room.present_client(client_id)
     presence.stop()
@@ -75,7 +78,7 @@ async def test_shown_then_idle_then_back() -> None:
 
 async def test_the_hold_leaving_says_the_agent_left() -> None:
     room, person, hold, presence, _ = setup()
-    presence.show("s1", "claude-code", room, hold)
+    presence.show("s1", room, hold, STATE)
     client_id = presence.client_id("s1")
     presence.forget("s1")
     room.leave(hold)

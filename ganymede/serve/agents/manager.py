@@ -19,7 +19,7 @@ import logging
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from jupyter_client.kernelspec import NoSuchKernel
@@ -38,6 +38,7 @@ from ganymede.agent import (
     report_changes,
     request_names,
 )
+from ganymede.agent.presence import awareness_state, global_state
 from ganymede.core import Notebooks, normalize_api_path
 from ganymede.core.files import atomic_write
 from ganymede.core.paths import resolve
@@ -62,9 +63,11 @@ from ganymede.serve.agents.room_edits import RoomHolds
 from ganymede.serve.agents.watch import Watcher
 from ganymede.serve.execution import Executions
 from ganymede.serve.execution.requests import CellRequest, ExecuteRequest
+from ganymede.serve.execution.service import RoomHold
 from ganymede.serve.kernels.notebooks import NotebookKernels
 from ganymede.serve.rooms import RoomManager
 from ganymede.serve.rooms.document import notebook_content, read_shared
+from ganymede.serve.rooms.presence import GLOBAL_AWARENESS_ROOM, AwarenessRoom
 from ganymede.serve.rooms.room import DocumentRoom
 from ganymede.serve.service import Service
 
@@ -82,6 +85,8 @@ class AgentSession:
     agent: str
     started: float
     last_seen: float
+    documents: list[str] = field(default_factory=list)
+    """The notebooks it read, edited or ran in, the latest last (what its presence shows)."""
 
 
 class Agents(Service):
@@ -117,6 +122,7 @@ class Agents(Service):
         self.marks = MarkBook(clock=clock)
         self.holds = RoomHolds(rooms, file_ids)
         self.presence = AgentPresence(idle=presence_idle, clock=clock)
+        self._global_holds: dict[str, tuple[AwarenessRoom, RoomHold]] = {}
         self._sessions: dict[str, AgentSession] = {}
         self._reaper: asyncio.Task[None] | None = None
 
@@ -127,6 +133,9 @@ class Agents(Service):
         self._sessions.clear()
         self.presence.stop()
         self.holds.release_all()
+        for held in self._global_holds.values():
+            self.rooms.leave(*held)
+        self._global_holds.clear()
         for watcher in self._watchers.values():
             watcher.stop()
         self._watchers.clear()
@@ -154,6 +163,9 @@ class Agents(Service):
             metrics.AGENT_SESSIONS.dec()
             self.presence.forget(session_id)
             self.holds.release(session_id)  # its holds leaving tell each room the agent left
+            held = self._global_holds.pop(session_id, None)
+            if held is not None:
+                self.rooms.leave(*held)
 
     def session(self, session_id: str) -> AgentSession:
         session = self._sessions.get(session_id)
@@ -186,7 +198,7 @@ class Agents(Service):
             raise UsageError("give the notebook's path, or since: a mark from an earlier read")
         api_path = normalize_api_path(path)
         room, notebook = await self.holds.notebook(session.id, api_path, writable=False)
-        self._show(session, room)
+        await self._show(session, room, api_path)
         content = notebook_content(notebook)
         cells = self.cells.now(room, content)
         changes = None
@@ -318,7 +330,7 @@ class Agents(Service):
                 mode="add",
             )
             self._moved_mark(session.agent, file_id, room, {new_id})
-            self._show(session, room, caret_in(notebook, index))
+            await self._show(session, room, api_path, caret_in(notebook, index))
             return {"id": new_id, "index": index}
         target = _required(cell_id, "id")
         index = room_edits.index_of(notebook, target)
@@ -339,7 +351,9 @@ class Agents(Service):
             answer["index"] = room_edits.move_cell(room, notebook, index, after, writer=writer)
         self._moved_mark(session.agent, file_id, room, {target})
         at = answer.get("index")
-        self._show(session, room, caret_in(notebook, at) if at is not None else None)
+        await self._show(
+            session, room, api_path, caret_in(notebook, at) if at is not None else None
+        )
         return answer
 
     async def request_done(self, session_id: str, path: str, cell_id: str) -> None:
@@ -403,7 +417,8 @@ class Agents(Service):
             (i for i, ycell in enumerate(notebook.ycells) if ycell.get("id") == cell_ids[0]), None
         )
         if first is not None:  # a cell that is not there is the batch's error to report
-            self._show(session, room, caret_in(notebook, first), running=cell_ids[0])
+            caret = caret_in(notebook, first)
+            await self._show(session, room, api_path, caret, running=cell_ids[0])
         batch = await self.executions.submit(kernel_id, request, lambda _: writer)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(batch.done.wait()), wait)
@@ -461,17 +476,41 @@ class Agents(Service):
             reason = f"was changed by {by} since your last read"
         raise EditRefused(cell, by, reason)
 
-    def _show(
+    async def _show(
         self,
         session: AgentSession,
         room: DocumentRoom,
+        api_path: str,
         caret: dict[str, Any] | None = None,
         *,
         running: str | None = None,
     ) -> None:
+        """The session in ``room``'s awareness, on the cell ``caret`` points into, and in the
+        global awareness JupyterLab's Collaboration panel lists, with the notebooks it is in."""
         hold = self.holds.hold_in(session.id, room)
-        if hold is not None:
-            self.presence.show(session.id, session.agent, room, hold, caret=caret, running=running)
+        if hold is None:
+            return
+        state = awareness_state(session.agent, caret, running=running)
+        self.presence.show(session.id, room, hold, state)
+        if api_path in session.documents:
+            session.documents.remove(api_path)
+        session.documents.append(api_path)  # the last is the one it is in now
+        held = self._global_holds.get(session.id)
+        if held is None or held[1] not in held[0].clients:
+            hold = RoomHold()
+            joined = await self.rooms.join(GLOBAL_AWARENESS_ROOM, hold)
+            if session.id not in self._sessions:  # it ended while we joined
+                self.rooms.leave(joined, hold)
+                return
+            earlier = self._global_holds.get(session.id)
+            if earlier is not None and earlier[1] in earlier[0].clients:
+                self.rooms.leave(joined, hold)  # another call of the session joined first
+                held = earlier
+            else:
+                held = self._global_holds[session.id] = (joined, hold)
+        self.presence.show(
+            session.id, held[0], held[1], global_state(session.agent, session.documents)
+        )
 
     def _moved_mark(self, agent: str, file_id: str, room: DocumentRoom, touched: set[str]) -> None:
         self.marks.own_change(agent, file_id, self.cells.now(room).states, touched)

@@ -21,7 +21,6 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Assoc
 
-from ganymede.agent.presence import awareness_state
 from ganymede.serve.rooms.awareness import LEFT
 from ganymede.serve.rooms.presence import AwarenessRoom
 from ganymede.serve.rooms.protocol import AwarenessEntry, encode_awareness
@@ -42,7 +41,6 @@ class _Shown:
 
 @dataclass
 class _SessionPresence:
-    agent: str
     client_id: int
     last_call: float
     clock: int = 0
@@ -68,31 +66,28 @@ class AgentPresence:
     def show(
         self,
         session_id: str,
-        agent: str,
         room: AwarenessRoom,
         owner: Hashable,
-        *,
-        caret: dict[str, Any] | None = None,
-        running: str | None = None,
+        state: dict[str, Any],
     ) -> None:
-        """The session is at work in ``room`` (on the cell ``caret`` points into, if any); every
-        room it left for idleness it is back in with its last state."""
+        """The session is at work in ``room``, where it shows ``state``; every room it left for
+        idleness it is back in with its last state."""
         presence = self._sessions.get(session_id)
         if presence is None:
             presence = self._sessions[session_id] = _SessionPresence(
-                agent, secrets.randbits(31) + 1, self.clock()
+                secrets.randbits(31) + 1, self.clock()
             )
         came_back = self.clock() - presence.last_call > self.idle
         presence.last_call = self.clock()
         if came_back:
             for shown in presence.rooms.values():
                 self._announce(presence, shown, shown.state)
-        state = json.dumps(awareness_state(agent, caret, running=running))
+        text = json.dumps(state)
         shown = presence.rooms.get(room.name)
-        if shown is not None and shown.room is room and shown.state == state and not came_back:
+        if shown is not None and shown.room is room and shown.state == text and not came_back:
             return
-        shown = presence.rooms[room.name] = _Shown(room, owner, state)
-        self._announce(presence, shown, state)
+        shown = presence.rooms[room.name] = _Shown(room, owner, text)
+        self._announce(presence, shown, text)
         self._start_renewer()
 
     def forget(self, session_id: str) -> None:

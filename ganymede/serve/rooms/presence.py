@@ -14,6 +14,8 @@ from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.awareness import AwarenessLedger
 from ganymede.serve.service import Service
 
+GLOBAL_AWARENESS_ROOM = "JupyterLab:globalAwareness"
+"""The presence room every JupyterLab joins; its Collaboration panel lists who is in it."""
 # An empty update: two zero counts (no structs, no deletions).
 EMPTY_UPDATE = b"\x00\x00"
 
