@@ -159,7 +159,9 @@ class Agents(Service):
         return session
 
     def close_session(self, session_id: str) -> None:
-        if self._sessions.pop(session_id, None) is not None:
+        session = self._sessions.pop(session_id, None)
+        if session is not None:
+            self.log.info("ganymede: agent %s ended session %s", session.agent, session.id)
             metrics.AGENT_SESSIONS.dec()
             self.presence.forget(session_id)
             self.holds.release(session_id)  # its holds leaving tell each room the agent left

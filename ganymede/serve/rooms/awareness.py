@@ -28,16 +28,30 @@ class AwarenessLedger:
     def __init__(self) -> None:
         self._entries: dict[int, AwarenessEntry] = {}
         self._owners: dict[int, Hashable] = {}
+        self._pinned: set[int] = set()
 
-    def record(self, owner: Hashable, entries: tuple[AwarenessEntry, ...]) -> None:
-        """Take in the entries ``owner``'s connection relayed; a ``null`` state means gone."""
+    def record(
+        self, owner: Hashable, entries: tuple[AwarenessEntry, ...], *, pin: bool = False
+    ) -> None:
+        """Take in the entries ``owner``'s connection relayed; a ``null`` state means gone.
+
+        ``pin``: the entries are the server's own (an agent's). Only the server speaks for them:
+        a browser relaying them back (y-websocket providers re-send every state they hear, and
+        the removals their timeouts make) changes nothing, so ``owner`` leaving still announces
+        them gone and a browser's timeout does not hide them from newcomers.
+        """
         for entry in entries:
+            if not pin and entry.client_id in self._pinned:
+                continue
             if entry.gone:
                 self._entries.pop(entry.client_id, None)
                 self._owners.pop(entry.client_id, None)
-            else:
-                self._entries[entry.client_id] = entry
-                self._owners[entry.client_id] = owner
+                self._pinned.discard(entry.client_id)
+                continue
+            self._entries[entry.client_id] = entry
+            self._owners[entry.client_id] = owner
+            if pin:
+                self._pinned.add(entry.client_id)
 
     def has(self, client_id: int) -> bool:
         return client_id in self._entries
@@ -66,6 +80,7 @@ class AwarenessLedger:
         departures = []
         for client_id in departed:
             del self._owners[client_id]
+            self._pinned.discard(client_id)
             last = self._entries.pop(client_id)
             departures.append(AwarenessEntry(client_id, last.clock + 1, LEFT))
         return encode_awareness(departures) if departures else None

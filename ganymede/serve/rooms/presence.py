@@ -84,7 +84,8 @@ class AwarenessRoom(Service):
         """Presence of the server's own (an extension or an agent writing in the room): kept for
         newcomers as a client's is, and relayed to every client. ``owner``: the server-side
         client it belongs to, whose leaving then announces it gone. FrameError if malformed."""
-        self._ledger.record(self if owner is None else owner, protocol.decode_awareness(payload))
+        entries = protocol.decode_awareness(payload)
+        self._ledger.record(self if owner is None else owner, entries, pin=owner is not None)
         self.broadcast(protocol.awareness_frame(payload))
 
     def present_client(self, client_id: int) -> bool:

@@ -137,6 +137,20 @@ def test_a_user_follows_the_connection_that_spoke_for_it_last() -> None:
     assert protocol.decode_awareness(ledger.forget(new) or b"") == (AwarenessEntry(1, 2, "null"),)
 
 
+def test_a_server_side_user_stays_its_owners_when_a_browser_relays_it() -> None:
+    ledger = AwarenessLedger()
+    hold, browser = object(), object()
+    ledger.record(hold, (entry(7, 1, {"user": "agent"}),), pin=True)
+    ledger.record(browser, (entry(7, 1, {"user": "agent"}),))  # relayed back
+    ledger.record(browser, (AwarenessEntry(7, 2, "null"),))  # its timeout, relayed
+    assert ledger.has(7)
+    assert ledger.forget(browser) is None
+    assert protocol.decode_awareness(ledger.forget(hold) or b"") == (AwarenessEntry(7, 2, "null"),)
+    assert not ledger.has(7)
+    ledger.record(browser, (entry(7, 3, {}),))  # no longer pinned: a client like any other
+    assert ledger.forget(browser) is not None
+
+
 def test_a_user_that_says_goodbye_is_not_announced_again() -> None:
     ledger = AwarenessLedger()
     owner = object()
