@@ -16,7 +16,7 @@ from pycrdt import Assoc
 from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.presence import GLOBAL_AWARENESS_ROOM
 from tests.serve.conftest import RunningServer
-from tests.serve.rooms.client import DEADLINE, RoomClient, open_socket
+from tests.serve.rooms.client import DEADLINE, RoomClient, eventually, open_socket
 from tests.serve.test_agent_api import Agent, notebook_file, person
 
 pytestmark = pytest.mark.anyio
@@ -140,3 +140,43 @@ async def test_the_collaboration_panel_hears_the_agent_in_the_global_awareness(
         await hear(lambda: not agent_states())
     finally:
         connection.close()
+
+
+async def test_a_queued_cell_shows_to_everyone_until_it_runs_and_the_runner_is_named(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    gate = server.root / "queued.gate"
+    waits = (
+        f"import pathlib, time\nwhile not pathlib.Path({str(gate)!r}).exists():\n"
+        "    time.sleep(0.05)"
+    )
+    path = notebook_file(server.root, "queued.ipynb", waits, "after = 1")
+    async with person(server, path, "Thomas") as thomas:
+        heard = Awareness(thomas)
+        agent = Agent(api, "runner-agent")
+        agent.read(path)
+        answer = agent.call("run", path=path, ids=["cell-0", "cell-1"], wait=0)
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["finished"] is False
+
+        def states() -> list[str | None]:
+            notebook: YNotebook = thomas.shared  # type: ignore[assignment]
+            return [ycell.get("execution_state") for ycell in notebook.ycells]
+
+        await eventually(lambda: states() == ["running", "running"], "both cells shown queued")
+        assert not gate.exists()  # the first has not finished: the second is only queued
+        assert thomas.shared.get()["cells"][1]["execution_count"] is None
+
+        await heard.until(
+            lambda h: any(s.get("running") for s in h.agents().values()),
+            "the runner in awareness",
+        )
+        [runner] = [s for s in heard.agents().values() if s.get("running")]
+        assert runner["user"]["name"] == "runner-agent"
+        assert runner["running"] == "cell-0"
+        assert runner["cursors"][0]["head"] == caret_at_end_of(thomas, 0)
+
+        gate.touch()
+        await eventually(lambda: states() == ["idle", "idle"], "both cells to run")
+        assert thomas.shared.get()["cells"][1]["execution_count"] is not None
+        api.delete(f"api/agent/sessions/{agent.session}")
