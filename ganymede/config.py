@@ -87,6 +87,8 @@ class AgentConfig:
     settle: float = 3.0
     wake: Literal["requests", "any"] = "requests"
     presence_idle: float = 300.0
+    mode: Literal["edit", "suggest"] = "edit"
+    """``suggest``: agents' cell edits are suggestions unless a call says otherwise."""
 
 
 @dataclass

@@ -156,6 +156,8 @@ class GanymedeExtension(ExtensionApp):
             kernel_specs=self.serverapp.kernel_spec_manager,
             settle=config.agent.settle,
             presence_idle=config.agent.presence_idle,
+            forks=forks,
+            suggest_by_default=config.agent.mode == "suggest",
         )
         self.settings[AGENTS_SETTINGS_KEY] = agents
         self.context.on_stop(agents.stop)  # before the rooms: sessions let go of theirs

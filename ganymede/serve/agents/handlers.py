@@ -38,6 +38,7 @@ from ganymede.errors import (
     UsageError,
 )
 from ganymede.serve.agents.manager import AGENTS_SETTINGS_KEY, LONG_POLL, Agents
+from ganymede.serve.agents.suggestions import UnknownSuggestion
 from ganymede.serve.roles import CONTENTS, EXECUTE, KERNELS, READ, WRITE
 
 Answer = dict[str, Any] | list[Any] | None
@@ -85,6 +86,8 @@ class AgentHandler(APIHandler):
             return self.refuse(HTTPStatus.NOT_FOUND, "unknown_mark", str(error))
         except CellNotFound as error:
             return self.refuse(HTTPStatus.NOT_FOUND, "no_such_cell", str(error))
+        except UnknownSuggestion as error:
+            return self.refuse(HTTPStatus.NOT_FOUND, "unknown_suggestion", str(error))
         except NotebookNotFound as error:
             return self.refuse(HTTPStatus.NOT_FOUND, "not_found", str(error))
         except InvalidNotebook as error:  # a directory, unreadable or not nbformat
@@ -113,6 +116,12 @@ class AgentHandler(APIHandler):
         if seconds < 0:
             raise UsageError(f"{name} must be 0 or more seconds")
         return seconds
+
+    def boolean(self, body: dict[str, Any], key: str) -> bool | None:
+        value = body.get(key)
+        if value is not None and not isinstance(value, bool):
+            raise UsageError(f"{key} must be true or false")
+        return value
 
     def string(self, body: dict[str, Any], key: str, *, required: bool = True) -> str | None:
         value = body.get(key)
@@ -267,7 +276,36 @@ class CellsHandler(WritingPost):
             source=self.string(body, "source", required=False),
             cell_type=self.string(body, "cell_type", required=False) or "code",
             after=self.string(body, "after", required=False),
+            suggest=self.boolean(body, "suggest"),
+            title=self.string(body, "title", required=False) or "",
+            description=self.string(body, "description", required=False) or "",
         )
+
+
+class SuggestionsHandler(QueryHandler):
+    async def look(self) -> Answer:
+        return {
+            "suggestions": self.agents.suggestions_of(
+                self.get_argument("path", None), self.get_argument("agent", None)
+            )
+        }
+
+
+class SuggestionHandler(AgentHandler):
+    """``POST {"action": "accept" | "reject", "by": NAME}``: the person's decision."""
+
+    @web.authenticated
+    @authorized(WRITE, CONTENTS)
+    async def post(self, suggestion_id: str) -> None:
+        async def decide() -> Answer:
+            body = self.body()
+            action = self.string(body, "action")
+            if action not in ("accept", "reject"):
+                raise UsageError(f"action must be accept or reject, not {action!r}")
+            by = str(self.string(body, "by"))
+            return await self.agents.decide(suggestion_id, action == "accept", by)
+
+        await self.answer(decide)
 
 
 class RequestDoneHandler(WritingPost):
@@ -339,4 +377,6 @@ default_handlers = [
     (r"/api/agent/kernel", KernelHandler),
     (r"/api/agent/run-notebook", RunNotebookHandler),
     (r"/api/agent/watch", WatchHandler),
+    (r"/api/agent/suggestions", SuggestionsHandler),
+    (r"/api/agent/suggestions/([0-9a-f]+)", SuggestionHandler),
 ]

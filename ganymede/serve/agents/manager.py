@@ -38,7 +38,7 @@ from ganymede.agent import (
     report_changes,
     request_names,
 )
-from ganymede.agent.presence import awareness_state, global_state
+from ganymede.agent.presence import awareness_state, display_name, global_state
 from ganymede.core import Notebooks, normalize_api_path
 from ganymede.core.files import atomic_write
 from ganymede.core.paths import resolve
@@ -60,6 +60,13 @@ from ganymede.serve.agents import room_edits
 from ganymede.serve.agents.cells import CellSnapshots, done_requests
 from ganymede.serve.agents.presence import DEFAULT_IDLE, AgentPresence, caret_in
 from ganymede.serve.agents.room_edits import RoomHolds
+from ganymede.serve.agents.suggestions import (
+    ACCEPTED,
+    REJECTED,
+    Suggestion,
+    SuggestionBook,
+    UnknownSuggestion,
+)
 from ganymede.serve.agents.watch import Watcher
 from ganymede.serve.execution import Executions
 from ganymede.serve.execution.requests import CellRequest, ExecuteRequest
@@ -67,6 +74,7 @@ from ganymede.serve.execution.service import RoomHold
 from ganymede.serve.kernels.notebooks import NotebookKernels
 from ganymede.serve.rooms import RoomManager
 from ganymede.serve.rooms.document import notebook_content, read_shared
+from ganymede.serve.rooms.forks import Forks
 from ganymede.serve.rooms.presence import GLOBAL_AWARENESS_ROOM, AwarenessRoom
 from ganymede.serve.rooms.room import DocumentRoom
 from ganymede.serve.service import Service
@@ -76,6 +84,7 @@ SESSION_TIMEOUT = 120.0
 LONG_POLL = 25.0
 REAP_INTERVAL = 10.0
 EDIT_OPERATIONS = ("add", "edit", "delete", "move")
+SUGGESTED_OPERATIONS = ("add", "edit", "delete")
 RUN_PARAMS = ("path", "params", "save")
 
 
@@ -105,6 +114,8 @@ class Agents(Service):
         kernel_specs: Any,
         settle: float = 3.0,
         presence_idle: float = DEFAULT_IDLE,
+        forks: Forks | None = None,
+        suggest_by_default: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.rooms = rooms
@@ -123,6 +134,9 @@ class Agents(Service):
         self.holds = RoomHolds(rooms, file_ids)
         self.presence = AgentPresence(idle=presence_idle, clock=clock)
         self._global_holds: dict[str, tuple[AwarenessRoom, RoomHold]] = {}
+        self.forks = forks
+        self.suggest_by_default = suggest_by_default
+        self.suggestions = SuggestionBook()
         self._sessions: dict[str, AgentSession] = {}
         self._reaper: asyncio.Task[None] | None = None
 
@@ -226,7 +240,10 @@ class Agents(Service):
         with nobody editing them live, nothing changes there that attribution could name."""
         open_rooms = self.rooms.notebook_rooms()
         file_ids = self.marks.notebooks(agent)
-        answers = []
+        answers: list[dict[str, Any]] = [
+            {**s.to_json(), "changes": [], "line": s.line()}
+            for s in self.suggestions.unreported(agent)
+        ]
         for file_id in file_ids:
             room = open_rooms.get(file_id)
             mark = self.marks.current(agent, file_id)
@@ -309,9 +326,13 @@ class Agents(Service):
         source: str | None = None,
         cell_type: str = "code",
         after: str | None = None,
+        suggest: bool | None = None,
+        title: str = "",
+        description: str = "",
     ) -> dict[str, Any]:
         """Add, edit, delete or move one cell; edits of a cell changed since the agent's mark
-        are refused (EditRefused) and leave the mark where it was."""
+        are refused (EditRefused) and leave the mark where it was. ``suggest`` (None: the
+        server's ``[agent] mode``) makes the change in a fork of its own instead."""
         if operation not in EDIT_OPERATIONS:
             raise UsageError(f"op must be one of {', '.join(EDIT_OPERATIONS)}, not {operation!r}")
         session = self.session(session_id)
@@ -319,6 +340,20 @@ class Agents(Service):
         room, notebook = await self.holds.notebook(session.id, api_path)
         writer = Author(session.agent, AuthorKind.AGENT)
         file_id = self._file_id(api_path)
+        if self.suggest_by_default if suggest is None else suggest:
+            return await self._suggest(
+                session,
+                api_path,
+                room,
+                notebook,
+                operation,
+                cell_id=cell_id,
+                source=source,
+                cell_type=cell_type,
+                after=after,
+                title=title,
+                description=description,
+            )
         if operation == "add":
             at_end = after is None
             index = len(notebook.ycells) if at_end else room_edits.index_after(notebook, after)
@@ -357,6 +392,113 @@ class Agents(Service):
             session, room, api_path, caret_in(notebook, at) if at is not None else None
         )
         return answer
+
+    async def _suggest(
+        self,
+        session: AgentSession,
+        api_path: str,
+        room: DocumentRoom,
+        notebook: YNotebook,
+        operation: str,
+        *,
+        cell_id: str | None,
+        source: str | None,
+        cell_type: str,
+        after: str | None,
+        title: str,
+        description: str,
+    ) -> dict[str, Any]:
+        """The change made in a new fork of the room, for a person to accept or reject."""
+        if self.forks is None:
+            raise UsageError("this server keeps no forks: suggestions are off")
+        if operation not in SUGGESTED_OPERATIONS:
+            raise UsageError(f"only {', '.join(SUGGESTED_OPERATIONS)} can be suggested")
+        file_id = self._file_id(api_path)
+        source_then = None
+        if operation == "add":
+            _required(source, "source")
+            if after is not None:
+                room_edits.index_of(notebook, after)  # CellNotFound before any fork
+        else:
+            target = _required(cell_id, "id")
+            index = room_edits.index_of(notebook, target)
+            self._check_seen(session.agent, file_id, room, notebook, index)
+            source_then = str(notebook.ycells[index].get("source") or "")
+            if operation == "edit":
+                _required(source, "source")
+        root_roomid = room_edits.notebook_room_name(file_id)
+        fork = await self.forks.create(
+            root_roomid,
+            title=title or f"{display_name(session.agent)}: {operation} a cell",
+            description=description,
+            username=session.agent,
+        )
+        forked = fork.room.document.shared
+        assert isinstance(forked, YNotebook)  # a notebook room's fork holds a notebook
+        writing = room_edits.ForkWriting(forked)
+        writer = Author(session.agent, AuthorKind.AGENT)
+        if operation == "add":
+            index = len(forked.ycells) if after is None else room_edits.index_after(forked, after)
+            target = room_edits.add_cell(
+                writing,
+                forked,
+                index,
+                cell_type=cell_type,
+                source=str(source),
+                writer=writer,
+                mode="suggest",
+            )
+        elif operation == "edit":
+            room_edits.edit_source(
+                writing, forked, index, str(source), writer=writer, mode="suggest"
+            )
+        else:
+            room_edits.delete_cell(writing, forked, index, writer=writer)
+        suggestion = Suggestion(
+            fork_roomid=fork.roomid,
+            id=self.suggestions.short_id(fork.roomid),
+            agent=session.agent,
+            path=api_path,
+            root_roomid=root_roomid,
+            title=fork.info.title,
+            description=description,
+            operation=operation,
+            cell_id=target,
+            source_then=source_then,
+        )
+        self.suggestions.add(suggestion)
+        return {"suggestion": suggestion.to_json()}
+
+    def suggestions_of(self, path: str | None, agent: str | None = None) -> list[dict[str, Any]]:
+        api_path = normalize_api_path(path) if path else None
+        return [s.to_json() for s in self.suggestions.listed(api_path, agent=agent)]
+
+    async def decide(self, suggestion_id: str, accept: bool, by: str) -> dict[str, Any]:
+        """Accept (merge the fork as ``by``'s edit) or reject (delete it) a suggestion."""
+        if self.forks is None:
+            raise UsageError("this server keeps no forks: suggestions are off")
+        if not by.strip():
+            raise UsageError("by must name the person deciding")
+        suggestion = self.suggestions.get(suggestion_id)
+        if suggestion is None or suggestion.outcome is not None:
+            raise UnknownSuggestion(suggestion_id)
+        fork = self.forks.get(suggestion.fork_roomid)
+        changed = False
+        if suggestion.source_then is not None and isinstance(fork.root.document.shared, YNotebook):
+            now = next(
+                (
+                    str(ycell.get("source") or "")
+                    for ycell in fork.root.document.shared.ycells
+                    if ycell.get("id") == suggestion.cell_id
+                ),
+                None,
+            )
+            changed = now != suggestion.source_then
+        person = Author(by.strip(), AuthorKind.PERSON)
+        await self.forks.delete(fork.roomid, merge=accept, author=person, username=by.strip())
+        outcome = ACCEPTED if accept else REJECTED
+        self.suggestions.decided(suggestion, outcome, by.strip(), changed)
+        return {"suggestion": suggestion.to_json()}
 
     async def request_done(self, session_id: str, path: str, cell_id: str) -> None:
         session = self.session(session_id)

@@ -14,8 +14,9 @@ counting while an agent works.
 from __future__ import annotations
 
 import uuid
+from contextlib import AbstractContextManager
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Protocol
 
 from jupyter_ydoc import YNotebook
 from pycrdt import Map, Text
@@ -32,6 +33,24 @@ from ganymede.serve.rooms.patch import patch_text
 from ganymede.serve.rooms.room import DocumentRoom
 
 CELL_TYPES = ("code", "markdown", "raw")
+
+
+class WritesAs(Protocol):
+    """Where an edit is made: a room (attributed, saved) or a suggestion's fork (a copy)."""
+
+    def writing_as(self, author: Author) -> AbstractContextManager[None]: ...
+
+
+class ForkWriting:
+    """A fork's document written as one transaction; the fork has no attribution of its own:
+    the merge is attributed to whoever accepts it."""
+
+    def __init__(self, notebook: YNotebook) -> None:
+        self._notebook = notebook
+
+    def writing_as(self, author: Author) -> AbstractContextManager[None]:
+        del author  # the fork records no author
+        return self._notebook.ydoc.transaction()  # type: ignore[return-value]
 
 
 def notebook_room_name(file_id: str) -> str:
@@ -112,7 +131,7 @@ def index_after(notebook: YNotebook, after: str | None) -> int:
 
 
 def add_cell(
-    room: DocumentRoom,
+    room: WritesAs,
     notebook: YNotebook,
     index: int,
     *,
@@ -138,7 +157,7 @@ def add_cell(
 
 
 def edit_source(
-    room: DocumentRoom, notebook: YNotebook, index: int, source: str, *, writer: Author, mode: str
+    room: WritesAs, notebook: YNotebook, index: int, source: str, *, writer: Author, mode: str
 ) -> None:
     """Replace a cell's source with as small a text change as will do (collaborators' cursors
     stay put), keeping the replaced source in the cell's provenance history."""
@@ -158,13 +177,13 @@ def edit_source(
         )
 
 
-def delete_cell(room: DocumentRoom, notebook: YNotebook, index: int, *, writer: Author) -> None:
+def delete_cell(room: WritesAs, notebook: YNotebook, index: int, *, writer: Author) -> None:
     with room.writing_as(writer):
         del notebook.ycells[index]
 
 
 def move_cell(
-    room: DocumentRoom, notebook: YNotebook, index: int, after: str | None, *, writer: Author
+    room: WritesAs, notebook: YNotebook, index: int, after: str | None, *, writer: Author
 ) -> int:
     """Move the cell at ``index`` to follow ``after`` (None: the top); its new index.
 

@@ -1,0 +1,141 @@
+"""An agent's suggestions on a real server: the change goes to a fork, the room is untouched
+until a person accepts (merged, attributed to them) or rejects it (the fork gone), and the
+agent's next reply line says which and by whom."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import nbformat
+import pytest
+from jupyter_ydoc import YNotebook
+
+from tests.serve.conftest import RunningServer
+from tests.serve.rooms.client import eventually
+from tests.serve.test_agent_api import Agent, cell_sources, notebook_file, person, type_into
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def suggest(agent: Agent, path: str, **body: object) -> dict[str, object]:
+    answer = agent.cells(path=path, suggest=True, **body)
+    assert answer.status_code == 200, answer.text
+    return answer.json()["suggestion"]
+
+
+def decide(api: httpx.Client, suggestion_id: object, action: str, by: str) -> httpx.Response:
+    return api.post(f"api/agent/suggestions/{suggestion_id}", json={"action": action, "by": by})
+
+
+def sources_on_disk(path: Path) -> list[str]:
+    return [cell.source for cell in nbformat.read(path, as_version=4).cells]
+
+
+async def test_an_accepted_suggestion_reaches_the_notebook_and_the_agent_hears_who(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    path = notebook_file(server.root, "suggested.ipynb", "a = 1", "b = 2")
+    async with person(server, path, "Thomas") as thomas:
+        agent = Agent(api, "suggesting-agent")
+        agent.read(path)
+        suggestion = suggest(
+            agent, path, op="edit", id="cell-1", source="b = 3", title="Fix b", description="why"
+        )
+        assert suggestion["title"] == "Fix b" and suggestion["outcome"] is None
+        listed = api.get("api/agent/suggestions", params={"path": path}).json()["suggestions"]
+        assert [s["id"] for s in listed] == [suggestion["id"]]
+        forks = api.get(f"api/collaboration/fork/{server_room(api, path)}").json()
+        assert suggestion["fork"] in forks
+        assert cell_sources(thomas) == ["a = 1", "b = 2"]  # the room is untouched
+
+        decided = decide(api, suggestion["id"], "accept", "Thomas")
+        assert decided.status_code == 200, decided.text
+        await eventually(lambda: cell_sources(thomas) == ["a = 1", "b = 3"], "the merge")
+        await eventually(
+            lambda: sources_on_disk(server.root / path) == ["a = 1", "b = 3"], "the file"
+        )
+        lines = [entry["line"] for entry in agent.changed()]
+        assert f"@@suggestion {suggestion['id']} accepted by Thomas" in lines
+        assert all("@@suggestion" not in entry["line"] for entry in agent.changed())  # told once
+        assert decide(api, suggestion["id"], "accept", "Thomas").status_code == 404
+        api.delete(f"api/agent/sessions/{agent.session}")
+
+
+async def test_a_rejected_suggestion_leaves_the_notebook_and_its_fork_goes(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    path = notebook_file(server.root, "rejected.ipynb", "a = 1")
+    async with person(server, path, "Thomas") as thomas:
+        agent = Agent(api, "rejected-agent")
+        agent.read(path)
+        added = suggest(agent, path, op="add", source="new = 1")
+        deleted = suggest(agent, path, op="delete", id="cell-0")
+        assert decide(api, added["id"], "reject", "Thomas").status_code == 200
+        assert decide(api, deleted["id"], "reject", "Thomas").status_code == 200
+        forks = api.get(f"api/collaboration/fork/{server_room(api, path)}").json()
+        assert forks == {}
+        assert cell_sources(thomas) == ["a = 1"]
+        lines = sorted(entry["line"] for entry in agent.changed())
+        assert lines == sorted(
+            [
+                f"@@suggestion {added['id']} rejected by Thomas",
+                f"@@suggestion {deleted['id']} rejected by Thomas",
+            ]
+        )
+        api.delete(f"api/agent/sessions/{agent.session}")
+
+
+async def test_a_suggestion_on_a_cell_changed_since_keeps_the_persons_text(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    path = notebook_file(server.root, "changed-since.ipynb", "total = 1")
+    async with person(server, path, "Thomas") as thomas:
+        agent = Agent(api, "late-agent")
+        agent.read(path)
+        suggestion = suggest(agent, path, op="edit", id="cell-0", source="total = 1 + 1")
+        type_into(thomas, 0, "  # Thomas")
+        await eventually(lambda: agent.changed() != [], "Thomas's edit to reach the room")
+        decided = decide(api, suggestion["id"], "accept", "Thomas")
+        assert decided.status_code == 200, decided.text
+        assert decided.json()["suggestion"]["changed_since"] is True
+
+        def merged() -> bool:
+            notebook: YNotebook = thomas.shared  # type: ignore[assignment]
+            source = str(notebook.ycells[0]["source"])
+            return "# Thomas" in source and "+ 1" in source
+
+        await eventually(merged, "both texts in the cell")
+        lines = [entry["line"] for entry in agent.changed() if "@@suggestion" in entry["line"]]
+        assert lines and "changed since" in lines[0]
+        api.delete(f"api/agent/sessions/{agent.session}")
+
+
+def test_bad_decisions_and_suggestions_are_refused(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    path = notebook_file(server.root, "refusals.ipynb", "x = 1")
+    agent = Agent(api, "refused-agent")
+    agent.read(path)
+    assert decide(api, "abcd", "accept", "Thomas").status_code == 404
+    moved = agent.cells(path=path, op="move", id="cell-0", suggest=True)
+    assert moved.status_code == 400 and "suggested" in moved.json()["message"]
+    not_bool = agent.cells(path=path, op="edit", id="cell-0", source="y", suggest="yes")
+    assert not_bool.status_code == 400
+    suggestion = suggest(agent, path, op="edit", id="cell-0", source="x = 2")
+    assert decide(api, suggestion["id"], "merge", "Thomas").status_code == 400
+    assert decide(api, suggestion["id"], "accept", " ").status_code == 400
+    assert decide(api, suggestion["id"], "reject", "Thomas").status_code == 200
+    api.delete(f"api/agent/sessions/{agent.session}")
+
+
+def server_room(api: httpx.Client, path: str) -> str:
+    answer = api.put(
+        f"api/collaboration/session/{path}", json={"format": "json", "type": "notebook"}
+    )
+    return f"json:notebook:{answer.json()['fileId']}"
