@@ -10,7 +10,7 @@ import sys
 
 import typer
 
-from ganymede.cli import execute, grant, history, lab, mcp, serve, trust
+from ganymede.cli import execute, grant, history, lab, mcp, serve, suggestions, trust
 from ganymede.cli.output import EXIT_USAGE, fail
 from ganymede.errors import GanymedeError
 
@@ -26,6 +26,7 @@ app.command(name="execute")(execute.command)
 app.command(name="grant")(grant.command)
 app.command(name="history")(history.command)
 app.command(name="serve", context_settings=serve.CONTEXT_SETTINGS)(serve.command)
+app.command(name="suggestions")(suggestions.command)
 app.command(name="trust")(trust.command)
 app.add_typer(lab.app, name="lab")
 app.add_typer(mcp.app, name="mcp")

@@ -114,14 +114,35 @@ class AgentClient:
         source: str | None = None,
         cell_type: str | None = None,
         after: str | None = None,
+        suggest: bool | None = None,
+        title: str | None = None,
+        description: str | None = None,
     ) -> dict[str, Any]:
-        """One cell added, edited, deleted or moved; ``{"id", "index"?}``."""
+        """One cell added, edited, deleted or moved; ``{"id", "index"?}``, or with ``suggest``
+        ``{"suggestion"}``: the change waits in a fork for a person."""
         body = _present(
-            session=session, path=path, op=op, id=cell_id, source=source, cell_type=cell_type
+            session=session,
+            path=path,
+            op=op,
+            id=cell_id,
+            source=source,
+            cell_type=cell_type,
+            suggest=suggest,
+            title=title,
+            description=description,
         )
         if op in ("add", "move"):
             body["after"] = after  # null means the end (add) or the top (move)
         return await self._call("POST", "cells", json=body, sent=body)
+
+    async def suggestions(self, path: str | None, agent: str | None) -> list[dict[str, Any]]:
+        params = _present(path=path, agent=agent)
+        return list((await self._call("GET", "suggestions", params=params))["suggestions"])
+
+    async def decide(self, suggestion_id: str, action: str, by: str) -> dict[str, Any]:
+        body = {"action": action, "by": by}
+        answer = await self._call("POST", f"suggestions/{suggestion_id}", json=body, sent=body)
+        return dict(answer["suggestion"])
 
     async def request_done(self, session: str, path: str, cell_id: str) -> None:
         body = {"session": session, "path": path, "id": cell_id}

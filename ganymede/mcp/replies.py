@@ -107,6 +107,26 @@ def edit_reply(operation: str, path: str, answer: Mapping[str, Any]) -> Reply:
     return Reply(header(done, {"path": path, **answer}) + "\n")
 
 
+def suggestion_reply(answer: Mapping[str, Any]) -> Reply:
+    """A change made as a suggestion: its id, and that a person decides (the outcome comes as
+    an ``@@suggestion`` line at the end of a later reply)."""
+    suggestion = answer["suggestion"]
+    shown = {key: suggestion[key] for key in ("id", "path", "op", "cell", "title")}
+    return Reply(
+        header("suggested", shown) + "\nWaiting for a person to accept or reject it; "
+        "a later reply ends with its outcome (suggestions_list shows them all).\n"
+    )
+
+
+def suggestions_reply(suggestions: list[Mapping[str, Any]]) -> Reply:
+    """``suggestions_list``: one header line per suggestion, decided or not."""
+    if not suggestions:
+        return Reply("No suggestions.\n")
+    keys = ("id", "path", "op", "cell", "title", "outcome", "by", "changed_since")
+    lines = [header("suggestion", {key: s.get(key) for key in keys}) for s in suggestions]
+    return Reply("\n".join(lines) + "\n")
+
+
 def refused_edit_text(cell: Mapping[str, Any], by: str, message: str, path: str) -> str:
     """A refused edit: why, the cell as it is now, and how to redo the edit on top of it."""
     index = cell.get("index")

@@ -41,6 +41,15 @@ INSTRUCTIONS = (
 WATCH_RETRY = 5.0
 
 Content = list[str | Image]
+Suggest = Annotated[
+    bool | None,
+    Field(
+        description="true: propose the change for a person to accept or reject instead of "
+        "making it (default: the server's [agent] mode)."
+    ),
+]
+Title = Annotated[str | None, Field(description="With suggest: a short title people review.")]
+Description = Annotated[str | None, Field(description="With suggest: why, for the reviewer.")]
 
 
 class NotebookDoor:
@@ -262,6 +271,8 @@ class NotebookDoor:
         async def edit(ctx: Context, path: str, op: str, **fields: Any) -> Content:
             async def produce(session: str) -> Reply:
                 answer = await link.client.edit_cells(session, path, op, **fields)
+                if "suggestion" in answer:
+                    return replies.suggestion_reply(answer)
                 return replies.edit_reply(op, path, answer)
 
             return await self.answer(ctx, produce, path)
@@ -275,19 +286,78 @@ class NotebookDoor:
             after: Annotated[
                 str | None, Field(description="The id of the cell to add after; none: the end.")
             ] = None,
+            suggest: Suggest = None,
+            title: Title = None,
+            description: Description = None,
         ) -> Content:
             """Add a cell; the reply gives its id."""
-            return await edit(ctx, path, "add", source=source, cell_type=cell_type, after=after)
+            return await edit(
+                ctx,
+                path,
+                "add",
+                source=source,
+                cell_type=cell_type,
+                after=after,
+                suggest=suggest,
+                title=title,
+                description=description,
+            )
 
         @tool(structured_output=False)
-        async def cell_edit(ctx: Context, path: str, id: str, source: str) -> Content:
+        async def cell_edit(
+            ctx: Context,
+            path: str,
+            id: str,
+            source: str,
+            suggest: Suggest = None,
+            title: Title = None,
+            description: Description = None,
+        ) -> Content:
             """Replace a cell's source. Refused if someone changed the cell since your read."""
-            return await edit(ctx, path, "edit", cell_id=id, source=source)
+            return await edit(
+                ctx,
+                path,
+                "edit",
+                cell_id=id,
+                source=source,
+                suggest=suggest,
+                title=title,
+                description=description,
+            )
 
         @tool(structured_output=False)
-        async def cell_delete(ctx: Context, path: str, id: str) -> Content:
+        async def cell_delete(
+            ctx: Context,
+            path: str,
+            id: str,
+            suggest: Suggest = None,
+            title: Title = None,
+            description: Description = None,
+        ) -> Content:
             """Delete a cell. Refused if someone changed it since your read."""
-            return await edit(ctx, path, "delete", cell_id=id)
+            return await edit(
+                ctx,
+                path,
+                "delete",
+                cell_id=id,
+                suggest=suggest,
+                title=title,
+                description=description,
+            )
+
+        @tool(structured_output=False)
+        async def suggestions_list(
+            ctx: Context,
+            path: Annotated[str | None, Field(description="Only this notebook's.")] = None,
+        ) -> Content:
+            """Your suggestions not yet reported decided: open ones, and who accepted or
+            rejected the others."""
+
+            async def produce(session: str) -> Reply:
+                listed = await link.client.suggestions(path, link.agent)
+                return replies.suggestions_reply(listed)
+
+            return await self.answer(ctx, produce)
 
         @tool(structured_output=False)
         async def cell_move(

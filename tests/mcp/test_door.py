@@ -43,6 +43,7 @@ TOOLS = {
     "kernel_restart",
     "kernel_interrupt",
     "request_done",
+    "suggestions_list",
 }
 PNG = base64.b64encode(b"\x89PNG\r\n\x1a\n" + bytes(range(32))).decode()
 
@@ -63,7 +64,12 @@ async def test_the_door_offers_exactly_the_tools_of_the_contract(server: Running
         listed = await door.list_tools()
     assert {tool.name for tool in listed.tools} == TOOLS
     schema = {tool.name: tool.input_schema for tool in listed.tools}
-    assert set(schema["cell_add"]["properties"]) == {"path", "source", "cell_type", "after"}
+    suggesting = {"suggest", "title", "description"}
+    assert set(schema["cell_add"]["properties"]) == {"path", "source", "cell_type", "after"} | (
+        suggesting
+    )
+    assert set(schema["cell_edit"]["properties"]) == {"path", "id", "source"} | suggesting
+    assert set(schema["cell_delete"]["properties"]) == {"path", "id"} | suggesting
     assert set(schema["notebook_read"]["properties"]) == {"path", "since", "cells", "outputs"}
 
 
