@@ -67,7 +67,7 @@ def test_the_skill_has_front_matter_naming_it() -> None:
     text = (PLUGIN / "skills/journal/SKILL.md").read_text()
     front = text.split("---\n")[1]
     assert "name: journal" in front and "description:" in front
-    for tool in ("notebook_read", "request_done", "cell_edit", "cell_add"):
+    for tool in ("notebook_read", "request_done", "cell_edit", "cell_add", "suggestions_list"):
         assert tool in text
 
 
