@@ -21,6 +21,7 @@ def test_no_file_gives_the_defaults(tmp_path: Path) -> None:
     assert config.host.read == [""]
     assert config.serve.save_delay == 1.0
     assert config.agent.wake == "requests"
+    assert (config.agent.mode, config.agent.presence_idle) == ("edit", 300.0)
     assert (config.history.max_age_days, config.history.max_mb_per_document) == (30.0, 50.0)
 
 
@@ -63,6 +64,7 @@ def test_values_are_read_and_typed(tmp_path: Path) -> None:
         ("[serve]\nport = true\n", "port must be an integer"),
         ("[host]\nread = 'x'\n", "read must be a list of strings"),
         ("[agent]\nwake = 'never'\n", "wake must be one of requests, any"),
+        ("[agent]\nmode = 'propose'\n", "mode must be one of edit, suggest"),
         ("[execute]\ntimeout = 'soon'\n", "timeout must be a number"),
         ("[history]\nmax_age = 3\n", "[history]: unknown key 'max_age'"),
         ("serve = 1\n", "[serve] must be a table"),

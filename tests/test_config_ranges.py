@@ -36,6 +36,7 @@ def config_file(tmp_path: Path, text: str) -> Path:
         ),
         ("[serve]\nmax_body_size = 0\n", "[serve] max_body_size must be at least 1, not 0"),
         ("[serve]\nping_interval = -1\n", "[serve] ping_interval must be at least 0"),
+        ("[agent]\npresence_idle = 0\n", "[agent] presence_idle must be more than 0, not 0"),
         ("[serve]\nping_timeout = 0\n", "[serve] ping_timeout must be more than 0"),
         (
             "[serve]\nping_interval = 30\nping_timeout = 10\n",

@@ -13,6 +13,7 @@ from jupyter_ydoc import YNotebook
 
 from tests.serve.conftest import RunningServer
 from tests.serve.rooms.client import eventually
+from tests.serve.rooms.conftest import server_with
 from tests.serve.test_agent_api import Agent, cell_sources, notebook_file, person, type_into
 
 pytestmark = pytest.mark.anyio
@@ -139,3 +140,19 @@ def server_room(api: httpx.Client, path: str) -> str:
         f"api/collaboration/session/{path}", json={"format": "json", "type": "notebook"}
     )
     return f"json:notebook:{answer.json()['fileId']}"
+
+
+def test_suggest_mode_makes_every_edit_a_suggestion_unless_a_call_says_not(
+    tmp_path: Path,
+) -> None:
+    with server_with(tmp_path, b'[agent]\nmode = "suggest"\n') as suggesting:
+        path = notebook_file(suggesting.root, "mode.ipynb", "x = 1")
+        with suggesting.client() as api:
+            agent = Agent(api, "mode-agent")
+            agent.read(path)
+            by_default = agent.cells(path=path, op="edit", id="cell-0", source="x = 2")
+            assert by_default.status_code == 200 and "suggestion" in by_default.json()
+            direct = agent.cells(path=path, op="edit", id="cell-0", source="x = 3", suggest=False)
+            assert direct.status_code == 200 and direct.json()["id"] == "cell-0"
+            live = agent.read(path)["notebook"]["cells"][0]["source"]
+            assert live == "x = 3"
