@@ -156,3 +156,18 @@ def test_suggest_mode_makes_every_edit_a_suggestion_unless_a_call_says_not(
             assert direct.status_code == 200 and direct.json()["id"] == "cell-0"
             live = agent.read(path)["notebook"]["cells"][0]["source"]
             assert live == "x = 3"
+
+
+def test_outcomes_no_session_will_hear_are_forgotten(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    path = notebook_file(server.root, "forgotten.ipynb", "x = 1")
+    agent = Agent(api, "gone-agent")
+    agent.read(path)
+    decided = suggest(agent, path, op="edit", id="cell-0", source="x = 2")
+    still_open = suggest(agent, path, op="edit", id="cell-0", source="x = 3")
+    assert decide(api, decided["id"], "reject", "Thomas").status_code == 200
+    api.delete(f"api/agent/sessions/{agent.session}")
+    left = api.get("api/agent/suggestions", params={"agent": "gone-agent"}).json()["suggestions"]
+    assert [s["id"] for s in left] == [still_open["id"]]  # the open one waits for a person
+    assert decide(api, still_open["id"], "reject", "Thomas").status_code == 200

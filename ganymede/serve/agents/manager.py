@@ -182,6 +182,8 @@ class Agents(Service):
             held = self._global_holds.pop(session_id, None)
             if held is not None:
                 self.rooms.leave(*held)
+            if self.session_started(session.agent) is None:
+                self.suggestions.forget_decided(session.agent)
 
     def session(self, session_id: str) -> AgentSession:
         session = self._sessions.get(session_id)

@@ -112,5 +112,12 @@ class SuggestionBook:
             del self._by_id[suggestion.id]
         return told
 
+    def forget_decided(self, agent: str) -> None:
+        """The agent's last session ended: outcomes it did not hear go (their forks are gone
+        already), so nothing outlives the agents it was for. Open ones stay for a person."""
+        for suggestion in list(self._by_id.values()):
+            if suggestion.agent == agent and suggestion.outcome is not None:
+                del self._by_id[suggestion.id]
+
     def __len__(self) -> int:
         return len(self._by_id)
