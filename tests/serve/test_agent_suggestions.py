@@ -4,6 +4,7 @@ agent's next reply line says which and by whom."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import httpx
@@ -171,3 +172,29 @@ def test_outcomes_no_session_will_hear_are_forgotten(
     left = api.get("api/agent/suggestions", params={"agent": "gone-agent"}).json()["suggestions"]
     assert [s["id"] for s in left] == [still_open["id"]]  # the open one waits for a person
     assert decide(api, still_open["id"], "reject", "Thomas").status_code == 200
+
+
+def test_the_fork_describes_the_suggestion_as_jupyter_suggestions_reads_it(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    path = notebook_file(server.root, "described.ipynb", "x = 1")
+    agent = Agent(api, "claude-code")
+    agent.read(path)
+    edit = suggest(agent, path, op="edit", id="cell-0", source="x = 2", description="tidier")
+    added = suggest(agent, path, op="add", source="y = 1", cell_type="markdown")
+    bad_type = agent.cells(path=path, op="add", source="z", cell_type="table", suggest=True)
+    assert bad_type.status_code == 400
+    forks = api.get(f"api/collaboration/fork/{server_room(api, path)}").json()
+    assert set(forks) == {edit["fork"], added["fork"]}  # the refused one made no fork
+    described = json.loads(forks[edit["fork"]]["description"])
+    assert described["cellId"] == "cell-0" and described["path"] == path
+    assert described["suggestionType"] == "CHANGE"
+    assert described["mimeType"] == "text/x-ipython"
+    assert described["metadata"]["author"]["display_name"] == "Claude Code"
+    assert described["metadata"]["description"] == "tidier"
+    new_cell = json.loads(forks[added["fork"]]["description"])
+    assert new_cell["cellId"] == added["cell"] and new_cell["suggestionType"] == "ADD"
+    assert new_cell["mimeType"] == "text/x-ipythongfm"
+    for suggestion in (edit, added):
+        assert decide(api, suggestion["id"], "reject", "Thomas").status_code == 200
+    api.delete(f"api/agent/sessions/{agent.session}")

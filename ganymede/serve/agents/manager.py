@@ -18,6 +18,7 @@ import contextlib
 import logging
 import secrets
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -38,7 +39,7 @@ from ganymede.agent import (
     report_changes,
     request_names,
 )
-from ganymede.agent.presence import awareness_state, display_name, global_state
+from ganymede.agent.presence import agent_user, awareness_state, display_name, global_state
 from ganymede.core import Notebooks, normalize_api_path
 from ganymede.core.files import atomic_write
 from ganymede.core.paths import resolve
@@ -66,6 +67,7 @@ from ganymede.serve.agents.suggestions import (
     Suggestion,
     SuggestionBook,
     UnknownSuggestion,
+    fork_description,
 )
 from ganymede.serve.agents.watch import Watcher
 from ganymede.serve.execution import Executions
@@ -419,6 +421,8 @@ class Agents(Service):
         source_then = None
         if operation == "add":
             _required(source, "source")
+            if cell_type not in room_edits.CELL_TYPES:
+                raise UsageError(f"cell_type must be one of {', '.join(room_edits.CELL_TYPES)}")
             if after is not None:
                 room_edits.index_of(notebook, after)  # CellNotFound before any fork
         else:
@@ -429,10 +433,23 @@ class Agents(Service):
             if operation == "edit":
                 _required(source, "source")
         root_roomid = room_edits.notebook_room_name(file_id)
+        title = title or f"{display_name(session.agent)}: {operation} a cell"
+        if operation == "add":
+            target = uuid.uuid4().hex[:16]  # the new cell's id, known before the fork exists
+        else:
+            cell_type = str(notebook.ycells[index].get("cell_type") or "code")
         fork = await self.forks.create(
             root_roomid,
-            title=title or f"{display_name(session.agent)}: {operation} a cell",
-            description=description,
+            title=title,
+            description=fork_description(
+                cell_id=target,
+                path=api_path,
+                cell_type=cell_type,
+                operation=operation,
+                author=agent_user(session.agent),
+                title=title,
+                description=description,
+            ),
             username=session.agent,
         )
         forked = fork.room.document.shared
@@ -441,7 +458,7 @@ class Agents(Service):
         writer = Author(session.agent, AuthorKind.AGENT)
         if operation == "add":
             index = len(forked.ycells) if after is None else room_edits.index_after(forked, after)
-            target = room_edits.add_cell(
+            room_edits.add_cell(
                 writing,
                 forked,
                 index,
@@ -449,6 +466,7 @@ class Agents(Service):
                 source=str(source),
                 writer=writer,
                 mode="suggest",
+                cell_id=target,
             )
         elif operation == "edit":
             room_edits.edit_source(
@@ -462,7 +480,7 @@ class Agents(Service):
             agent=session.agent,
             path=api_path,
             root_roomid=root_roomid,
-            title=fork.info.title,
+            title=title,
             description=description,
             operation=operation,
             cell_id=target,

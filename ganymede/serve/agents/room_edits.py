@@ -139,12 +139,13 @@ def add_cell(
     source: str,
     writer: Author,
     mode: str,
+    cell_id: str | None = None,
 ) -> str:
-    """Insert a new cell at ``index``; its id."""
+    """Insert a new cell at ``index`` (its id ``cell_id``, else a new one); its id."""
     if cell_type not in CELL_TYPES:
         raise UsageError(f"cell_type must be one of {', '.join(CELL_TYPES)}, not {cell_type!r}")
     cell: dict[str, Any] = {
-        "id": uuid.uuid4().hex[:16],
+        "id": cell_id or uuid.uuid4().hex[:16],
         "cell_type": cell_type,
         "source": source,
         "metadata": agent_stamp({}, by=writer.name, mode=mode, at=now()),

@@ -11,6 +11,7 @@ suggestions.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,38 @@ ACCEPTED = "accepted"
 REJECTED = "rejected"
 SHORT_ID = 4
 """Hex digits of the fork's room id a suggestion goes by (more when two would share them)."""
+
+
+SUGGESTION_TYPES = {"edit": "CHANGE", "delete": "DELETE", "add": "ADD"}
+"""jupyter-suggestions' ``SuggestionType`` of each operation (it has no added cells: it lists a
+suggestion only on a cell the notebook has, so an added cell's shows in ``ganymede suggestions``
+and ``suggestions_list`` only)."""
+EDITOR_MIME_TYPES = {"code": "text/x-ipython", "markdown": "text/x-ipythongfm", "raw": "text/plain"}
+
+
+def fork_description(
+    *,
+    cell_id: str,
+    path: str,
+    cell_type: str,
+    operation: str,
+    author: dict[str, Any],
+    title: str,
+    description: str,
+) -> str:
+    """The fork's ``description``, as jupyter-suggestions' RTC manager writes and reads it: a
+    JSON object naming the cell, the notebook, the editor's MIME type, the kind of suggestion and
+    its author; the agent's own title and words ride along for any client to show."""
+    return json.dumps(
+        {
+            "cellId": cell_id,
+            "path": path,
+            "mimeType": EDITOR_MIME_TYPES.get(cell_type, "text/plain"),
+            "suggestionType": SUGGESTION_TYPES[operation],
+            "metadata": {"author": author, "title": title, "description": description},
+        },
+        ensure_ascii=False,
+    )
 
 
 class UnknownSuggestion(GanymedeError, LookupError):
