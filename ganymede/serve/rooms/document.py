@@ -33,11 +33,13 @@ from ganymede.notebook.merge import cell_fingerprint
 from ganymede.notebook.nbio import dumps_fresh_notebook, parse_notebook_declared
 from ganymede.notebook.schema import strip_transient
 from ganymede.serve.rooms.notebook_fill import METADATA_DEFAULTS, fill_empty_notebook
+from ganymede.serve.rooms.packed import Packed
 
 # The whole numbers yrs keeps (as 64-bit integers).
 MIN_LIVE_INT, MAX_LIVE_INT = -(2**63), 2**63 - 1
-# The file versions whose parse is kept: the merge base and the version taken in or read ahead
-# (a parsed 3 MB notebook with its fingerprints holds about 7 MB).
+# The file versions whose parse is kept while a load or a merge works (the base and the version
+# taken in or read ahead); a parsed 3 MB notebook with its fingerprints holds about 4 MB, so the
+# room lets go of them when it is done (``forget_parses``).
 PARSES_KEPT = 2
 # Before nbformat 4.5 cells have no ids; jupyter_ydoc's get() leaves them out.
 _LAST_MINOR_WITHOUT_IDS = 4
@@ -222,11 +224,12 @@ class RoomDocument:
         """
         if update is None:  # else the caller took it just now
             update = self.doc.get_update()
-        kind, invented = self.kind, self._invented
+        # As large as the file, and perhaps never read: kept packed meanwhile.
+        packed, kind, invented = Packed(update), self.kind, self._invented
 
         def content() -> Any:
             then = RoomDocument(kind)
-            then.doc.apply_update(update)
+            then.doc.apply_update(packed.unpack())
             then._invented = invented
             return then.content()
 
@@ -286,6 +289,11 @@ class RoomDocument:
             prints = [cell_fingerprint(cell) for cell in content["cells"]]
             return ParsedVersion(data, content, major, prints)
         return ParsedVersion(data, data.decode("utf-8"), 0)
+
+    def forget_parses(self) -> None:
+        """A load or a merge is done: its parses go (the next merge parses its base again, or
+        finds it read ahead while the file settles)."""
+        self._parsed = []
 
     def remember(self, version: ParsedVersion) -> None:
         if not any(known.data == version.data for known in self._parsed):

@@ -29,6 +29,7 @@ from ganymede.serve.rooms.document import RoomDocument
 from ganymede.serve.rooms.file import RoomFile, Snapshot, WriteOutcome
 from ganymede.serve.rooms.history import RoomHistory
 from ganymede.serve.rooms.mergein import FileMerge, apply_merge, merge_file_change, restore_roots
+from ganymede.serve.rooms.packed import Packed
 from ganymede.serve.rooms.patch import patch_notebook, patch_text
 from ganymede.serve.rooms.presence import EMPTY_UPDATE, AwarenessRoom, Client
 from ganymede.serve.rooms.protocol import SaveStatus
@@ -88,7 +89,7 @@ class DocumentRoom(AwarenessRoom):
         self.document = document
         self.read_only = read_only
         self.file = file
-        self._base = snapshot.data
+        self._packed_base = Packed(snapshot.data)
         self._file_hash = snapshot.hash
         # What the loaded document serialises to: saving it again would change nothing. Taken
         # now, read and serialised when a save first compares with it, so an open does not
@@ -98,7 +99,8 @@ class DocumentRoom(AwarenessRoom):
         self.history: RoomHistory | None = (
             begin_history(loaded) if begin_history is not None else None
         )
-        self._saved: bytes | None = None
+        # Bytes while a save or a merge still compares with them, packed once it is done.
+        self._saved: bytes | Packed | None = None
         self._edits = 0
         self._saved_edits = 0
         self._origin: Client | None = None
@@ -121,6 +123,23 @@ class DocumentRoom(AwarenessRoom):
             if isinstance(document.shared, YNotebook)
             else None
         )
+        document.forget_parses()
+
+    @property
+    def _base(self) -> bytes:
+        """The bytes the room last read from or wrote to its file: the next merge's base."""
+        return self._packed_base.unpack()
+
+    @_base.setter
+    def _base(self, data: bytes) -> None:
+        self._packed_base = Packed(data)
+
+    def _let_go(self) -> None:
+        """A save or a merge is done: what it worked with waits packed or goes (an open room
+        keeps no more than its document and a tenth of its file besides)."""
+        if isinstance(self._saved, bytes):
+            self._saved = Packed(self._saved)
+        self.document.forget_parses()
 
     @property
     def _saved_data(self) -> bytes:
@@ -129,6 +148,8 @@ class DocumentRoom(AwarenessRoom):
             assert self._loaded_content is not None
             self._saved = self.document.serialise(self._loaded_content())
             self._loaded_content = None
+        if isinstance(self._saved, Packed):
+            return self._saved.unpack()
         return self._saved
 
     @_saved_data.setter
@@ -220,6 +241,7 @@ class DocumentRoom(AwarenessRoom):
             await self._trust.sign_saved(self._saved_data, self.document.shared.path)
             if self._trust.marks_stale:  # outputs a client made up, in a cell marked trusted
                 self._mark_trusted_cells()
+            self._let_go()
             return status
 
     def trust_outputs(self, cell_id: str) -> None:
@@ -293,24 +315,31 @@ class DocumentRoom(AwarenessRoom):
         """
         async with self._save_lock:
             try:
-                snapshot = await asyncio.to_thread(self.file.read)
-            except NotebookNotFound:
-                return False
-            self._follow_path(snapshot.path)
-            if snapshot.hash == self._file_hash:
-                return True
-            await self._trust.vet_file(snapshot.data, snapshot.path)
-            merge = self._merge_in(snapshot)
-            if merge is None:
-                return True
-            # One turn of the loop first: the clients' writers send the merge before the room
-            # reads the whole document again to mark trusted cells and save.
-            await asyncio.sleep(0)
-            self._mark_trusted_cells()
-            if merge.file_changed and not self.read_only:
-                await self._save_locked(explicit=False)
-                await self._trust.sign_saved(self._saved_data, self.document.shared.path)
+                return await self._take_in_locked()
+            finally:
+                self._let_go()
+
+    async def _take_in_locked(self) -> bool:
+        """``take_in_file_change`` under the save lock."""
+        try:
+            snapshot = await asyncio.to_thread(self.file.read)
+        except NotebookNotFound:
+            return False
+        self._follow_path(snapshot.path)
+        if snapshot.hash == self._file_hash:
             return True
+        await self._trust.vet_file(snapshot.data, snapshot.path)
+        merge = self._merge_in(snapshot)
+        if merge is None:
+            return True
+        # One turn of the loop first: the clients' writers send the merge before the room
+        # reads the whole document again to mark trusted cells and save.
+        await asyncio.sleep(0)
+        self._mark_trusted_cells()
+        if merge.file_changed and not self.read_only:
+            await self._save_locked(explicit=False)
+            await self._trust.sign_saved(self._saved_data, self.document.shared.path)
+        return True
 
     @contextlib.asynccontextmanager
     async def file_held(self) -> AsyncIterator[None]:

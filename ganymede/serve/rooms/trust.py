@@ -29,6 +29,7 @@ The notary is SQLite: checking and signing run in a worker thread.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
 from collections import Counter
 from collections.abc import Callable
@@ -128,7 +129,7 @@ class OutputTrust:
         self._file_signed = False  # the last version of the file read: signed?
         self._checked_ahead: tuple[bytes, bool] | None = None  # a version read ahead: signed?
         self._captured: tuple[bytes, bool] | None = None  # last bytes serialised, all trusted?
-        self._signed_data: bytes | None = None
+        self._signed_digest: bytes | None = None  # of the bytes last signed
         self._subscription = None
         if document.kind is DocumentKind.NOTEBOOK:
             self._subscription = document.shared.ycells.observe_deep(self._on_cells_change)
@@ -223,7 +224,9 @@ class OutputTrust:
 
     async def sign_saved(self, saved: bytes, path: str) -> None:
         """The file holds ``saved``: sign it if it is what was captured, all trusted."""
-        if self._captured is None or self._captured[0] is not saved or not self._captured[1]:
+        # Used once: the bytes, as large as the file, are not kept past the save that made them.
+        captured, self._captured = self._captured, None
+        if captured is None or captured[0] is not saved or not captured[1]:
             return
         await self._sign(saved, path)
 
@@ -235,14 +238,15 @@ class OutputTrust:
             await self._sign(on_disk, path)
 
     async def _sign(self, saved: bytes, path: str) -> None:
-        if saved == self._signed_data:
+        digest = hashlib.sha256(saved).digest()
+        if digest == self._signed_digest:
             return
         try:
             await asyncio.to_thread(sign_data, saved, path)
         except Exception:  # a broken notary must not break saving
             self._log.exception("room %s: saved, but could not sign it", path)
             return
-        self._signed_data = saved
+        self._signed_digest = digest
         self._log.info("%s: saved and signed (every output is trusted)", path)
 
     def close(self) -> None:
