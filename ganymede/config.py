@@ -35,6 +35,7 @@ LOWER_BOUNDS: dict[tuple[str, str], tuple[float, bool]] = {
     ("serve", "ping_interval"): (0, True),  # 0: no pings
     ("serve", "ping_timeout"): (0, False),
     ("serve", "client_queue_messages"): (1, True),
+    ("serve", "max_rooms_mb"): (0, True),  # 0: no budget
     ("execute", "timeout"): (0, False),
     ("execute", "startup_timeout"): (0, False),
     ("execute", "cache_max_mb"): (0, False),
@@ -60,6 +61,7 @@ class ServeConfig:
     ping_timeout: float = 90.0
     client_queue_messages: int = 10_000
     server_side_execution: bool = True
+    max_rooms_mb: float = 0.0  # 0: no budget
 
 
 @dataclass

@@ -97,6 +97,7 @@ class GanymedeExtension(ExtensionApp):
             runtime_dir=Path(self.serverapp.runtime_dir),
             kernel_outputs=self.context.kernel_outputs,
             history=history,
+            max_rooms_mb=config.serve.max_rooms_mb,
             log=self.log,
         )
         self.settings[ROOMS_SETTINGS_KEY] = rooms

@@ -31,6 +31,7 @@ from ganymede.errors import NotebookNotFound
 from ganymede.fileid import FileIdStore
 from ganymede.serve.rooms.document import DocumentKind, RoomDocument
 from ganymede.serve.rooms.file import RoomFile
+from ganymede.serve.rooms.heap import release_freed_memory
 from ganymede.serve.rooms.history import HistoryRecorder, RoomHistory
 from ganymede.serve.rooms.lock import LockKeeper, RoomLock
 from ganymede.serve.rooms.presence import AwarenessRoom, Client
@@ -41,6 +42,9 @@ from ganymede.serve.rooms.watcher import FileWatcher
 from ganymede.trust.outputs import KernelOutputs
 
 DEFAULT_GRACE_PERIOD = 60.0
+# Seconds after the last of a run of closes before freed memory goes back to the system: rooms
+# closing together (a hundred, at a grace period's end) cost one collection, not a hundred.
+HEAP_RELEASE_DELAY = 1.0
 
 
 class RoomObserver(Protocol):
@@ -76,11 +80,14 @@ class RoomManager:
         runtime_dir: Path | None = None,
         kernel_outputs: KernelOutputs | None = None,
         history: HistoryRecorder | None = None,
+        max_rooms_mb: float = 0.0,
         log: logging.Logger | None = None,
     ) -> None:
         """``kernel_outputs``: what the server's kernels sent (none: no client-written rich
         output is trusted); ``history``: where document rooms record their updates (none: they
-        keep no history)."""
+        keep no history); ``max_rooms_mb``: what the open document rooms may cost together,
+        by their estimates (0: no budget), before clientless ones close ahead of their grace
+        period's end."""
         self.session_id = str(uuid.uuid4())
         self.file_ids = file_ids
         self.hash_algorithm = hash_algorithm
@@ -89,6 +96,7 @@ class RoomManager:
         self.runtime_dir = runtime_dir if runtime_dir is not None else Path(jupyter_runtime_dir())
         self.kernel_outputs = kernel_outputs if kernel_outputs is not None else KernelOutputs()
         self.history = history
+        self.max_rooms_mb = max_rooms_mb
         self.log = log if log is not None else logging.getLogger(__name__)
         self._rooms: dict[str, AwarenessRoom] = {}
         self._opening: dict[str, asyncio.Future[AwarenessRoom]] = {}
@@ -100,6 +108,7 @@ class RoomManager:
         self._watched: dict[DocumentRoom, Path] = {}
         self._keepers: dict[DocumentRoom, LockKeeper] = {}
         self._observers: list[RoomObserver] = []
+        self._heap_release: asyncio.TimerHandle | None = None
 
     def observe(self, observer: RoomObserver) -> None:
         self._observers.append(observer)
@@ -230,6 +239,30 @@ class RoomManager:
             # it stays until whoever made it removes it
         if room.name not in self._waiting:
             self._waiting[room.name] = asyncio.create_task(self._close_after_grace(room))
+            self._keep_within_budget()
+
+    def _keep_within_budget(self) -> None:
+        """Over ``max_rooms_mb``, close clientless rooms now, the longest clientless first
+        (the order their grace periods began), until the rest fit: never a room with a client
+        or with edits not yet saved, which are closed by their grace period alone."""
+        if self.max_rooms_mb <= 0:
+            return
+        costs = {
+            name: room.estimated_mb
+            for name, room in self._rooms.items()
+            if isinstance(room, DocumentRoom)
+        }
+        total = sum(costs.values())
+        for name in list(self._waiting):
+            if total <= self.max_rooms_mb:
+                return
+            room = self._rooms.get(name)
+            if not isinstance(room, DocumentRoom) or room.has_unsaved_edits:
+                continue
+            self._waiting[name].cancel()
+            total -= costs[name]
+            self.log.info("room %s: closed early, the rooms' memory budget is spent", name)
+            self._waiting[name] = asyncio.create_task(self._close_after_grace(room, wait=0))
 
     def add_room(self, room: AwarenessRoom) -> None:
         """Serve a room the server made itself (a fork's) under its name; clients join it as
@@ -262,6 +295,8 @@ class RoomManager:
         self._rooms.clear()
         closing = list(self._closing.values())
         await asyncio.gather(*closing, *(self._close(room) for room in rooms))
+        if self._heap_release is not None:
+            self._heap_release.cancel()
         if self.history is not None:
             await self.history.stop()  # the rooms' last saves are in it
 
@@ -282,6 +317,7 @@ class RoomManager:
             await self._watch(room)
         for observer in self._observers:
             observer.opened(room)
+        self._keep_within_budget()
         return room
 
     async def _load(self, name: RoomName) -> DocumentRoom:
@@ -324,8 +360,9 @@ class RoomManager:
             return None
         return lambda loaded: history.begin(file_id, loaded)
 
-    async def _close_after_grace(self, room: AwarenessRoom) -> None:
-        await asyncio.sleep(self.grace_period)
+    async def _close_after_grace(self, room: AwarenessRoom, wait: float | None = None) -> None:
+        """Close the clientless ``room`` after ``wait`` seconds (the grace period by default)."""
+        await asyncio.sleep(self.grace_period if wait is None else wait)
         # From here on a new client gets a new room, which waits for this one to finish.
         del self._waiting[room.name]
         del self._rooms[room.name]
@@ -416,6 +453,11 @@ class RoomManager:
     def _closed(self, room: AwarenessRoom) -> None:
         for observer in self._observers:
             observer.closed(room)
+        if isinstance(room, DocumentRoom):
+            if self._heap_release is not None:
+                self._heap_release.cancel()
+            loop = asyncio.get_running_loop()
+            self._heap_release = loop.call_later(HEAP_RELEASE_DELAY, release_freed_memory)
 
     async def _release(self, room: AwarenessRoom) -> None:
         """Let go of a closed document room's lock: another server's room may take over."""

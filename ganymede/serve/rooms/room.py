@@ -41,6 +41,9 @@ from ganymede.trust.outputs import KernelOutputs
 # A save that finds the file changed merges and tries again; a file rewritten faster than that
 # is left to the watcher.
 SAVE_ATTEMPTS = 3
+# What an open room holds in memory per byte of its document's update, as measured on a
+# 2,000-cell notebook (bench/memory_breakdown.py): the Y document in Rust, and the rest packed.
+MEMORY_PER_UPDATE_BYTE = 5
 
 
 class DocumentRoom(AwarenessRoom):
@@ -95,6 +98,7 @@ class DocumentRoom(AwarenessRoom):
         # now, read and serialised when a save first compares with it, so an open does not
         # wait for it (as after a merge that leaves the room holding what the file holds).
         loaded = document.doc.get_update()
+        self.estimated_mb = len(loaded) * MEMORY_PER_UPDATE_BYTE / 2**20
         self._loaded_content: Callable[[], Any] | None = document.content_later(loaded)
         self.history: RoomHistory | None = (
             begin_history(loaded) if begin_history is not None else None
