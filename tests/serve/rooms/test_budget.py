@@ -79,7 +79,8 @@ async def test_the_budget_never_closes_a_room_with_a_client_or_unsaved_edits(
     edited = await manager.join(a, editor)
     assert isinstance(edited, DocumentRoom)
     with edited.writing_as(ADA):
-        edited.document.shared.ycells[0]["source"] += "  # unsaved"  # type: ignore[attr-defined]
+        source = edited.document.shared.ycells[0]["source"]  # type: ignore[attr-defined]
+        source += "  # unsaved"
     manager.leave(edited, editor)
     watched = await manager.join(b, watcher)
     clean = await manager.join(c, passer)
