@@ -42,8 +42,9 @@ from ganymede.serve.rooms.watcher import FileWatcher
 from ganymede.trust.outputs import KernelOutputs
 
 DEFAULT_GRACE_PERIOD = 60.0
-# Seconds after the last of a run of closes before freed memory goes back to the system: rooms
-# closing together (a hundred, at a grace period's end) cost one collection, not a hundred.
+# Seconds after the last of a run of opens or closes before freed memory goes back to the
+# system: rooms closing together (a hundred, at a grace period's end) cost one collection, not a
+# hundred, and an open's scratch (the file's bytes, their parse) does not stay resident.
 HEAP_RELEASE_DELAY = 1.0
 
 
@@ -318,6 +319,8 @@ class RoomManager:
         for observer in self._observers:
             observer.opened(room)
         self._keep_within_budget()
+        if isinstance(room, DocumentRoom):
+            self._release_heap_soon()
         return room
 
     async def _load(self, name: RoomName) -> DocumentRoom:
@@ -454,10 +457,13 @@ class RoomManager:
         for observer in self._observers:
             observer.closed(room)
         if isinstance(room, DocumentRoom):
-            if self._heap_release is not None:
-                self._heap_release.cancel()
-            loop = asyncio.get_running_loop()
-            self._heap_release = loop.call_later(HEAP_RELEASE_DELAY, release_freed_memory)
+            self._release_heap_soon()
+
+    def _release_heap_soon(self) -> None:
+        if self._heap_release is not None:
+            self._heap_release.cancel()
+        loop = asyncio.get_running_loop()
+        self._heap_release = loop.call_later(HEAP_RELEASE_DELAY, release_freed_memory)
 
     async def _release(self, room: AwarenessRoom) -> None:
         """Let go of a closed document room's lock: another server's room may take over."""
