@@ -19,18 +19,14 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
 from pathlib import Path
 from types import SimpleNamespace
 
-import httpx
-from common import WAIT, RoomClient, Server, start_ganymede
+from common import Server, connect_room, start_ganymede
 from jupyterlab_chat.models import NewMessage, User
 from jupyterlab_chat.ychat import YChat
 from pycrdt import Array, Doc
 from rooms import ensure_anchor, start_anchor
-from tornado.httpclient import HTTPRequest
-from tornado.websocket import websocket_connect
 
 CHAT_PACKAGE = "jupyterlab-chat"
 
@@ -58,22 +54,9 @@ def ensure_chat_in_anchor(venv: Path) -> None:
 async def open_chat(server: Server, path: str, messages: int) -> float:
     """Seconds from the session request until the client holds every message."""
     started = time.perf_counter()
-    segment = urllib.parse.quote(path, safe="")
-    async with httpx.AsyncClient(base_url=server.base, headers=server.headers) as api:
-        answer = await api.put(
-            f"api/collaboration/session/{segment}", json={"format": "text", "type": "chat"}
-        )
-    answer.raise_for_status()
-    session = answer.json()
-    query = urllib.parse.urlencode({"sessionId": session["sessionId"]})
-    url = server.base.replace("http://", "ws://", 1)
-    url += f"api/collaboration/room/text:chat:{session['fileId']}?{query}"
-    request = HTTPRequest(url, headers=server.headers, request_timeout=WAIT)
-    connection = await websocket_connect(request, max_message_size=1 << 30)
     doc = Doc()
     # The client's document starts empty, as the chat panel's does before its first sync.
-    client = RoomClient(connection, notebook=SimpleNamespace(ydoc=doc))  # type: ignore[arg-type]
-    client.start()
+    client = await connect_room(server, path, "text", "chat", SimpleNamespace(ydoc=doc))
     await client.until(
         lambda: len(doc.get("messages", type=Array)) == messages,
         f"{path} to sync",

@@ -197,21 +197,30 @@ class RoomClient:
 
 async def open_room(server: Server, path: str, cell_count: int) -> RoomClient:
     """Session request, websocket, sync: the client holds every cell when this returns."""
+    client = await connect_room(server, path, "json", "notebook", YNotebook())
+    await client.until(lambda: len(client.notebook.ycells) == cell_count, f"{path} to sync")
+    return client
+
+
+async def connect_room(
+    server: Server, path: str, format_: str, type_: str, shared: Any
+) -> RoomClient:
+    """Session request and websocket for ``path`` as a ``format_``/``type_`` document, its
+    sync under way into ``shared`` (anything with a ``ydoc``)."""
     segment = urllib.parse.quote(path, safe="")
     async with httpx.AsyncClient(base_url=server.base, headers=server.headers) as api:
         answer = await api.put(
-            f"api/collaboration/session/{segment}", json={"format": "json", "type": "notebook"}
+            f"api/collaboration/session/{segment}", json={"format": format_, "type": type_}
         )
     answer.raise_for_status()
     session = answer.json()
     query = urllib.parse.urlencode({"sessionId": session["sessionId"]})
     url = server.base.replace("http://", "ws://", 1)
-    url += f"api/collaboration/room/json:notebook:{session['fileId']}?{query}"
+    url += f"api/collaboration/room/{format_}:{type_}:{session['fileId']}?{query}"
     request = HTTPRequest(url, headers=server.headers, request_timeout=WAIT)
     connection = await websocket_connect(request, max_message_size=1 << 30)
-    client = RoomClient(connection)
+    client = RoomClient(connection, notebook=shared)
     client.start()
-    await client.until(lambda: len(client.notebook.ycells) == cell_count, f"{path} to sync")
     return client
 
 
