@@ -129,6 +129,9 @@ class LabPage:
             self._wait_for_notebook()
         elif self.path.endswith(".chat"):
             expect(self.chat_messages).to_be_visible(timeout=OPEN_TIMEOUT_MS)
+        elif self.path.endswith(".jcad"):
+            names = [obj["name"] for obj in json.loads(self.file.read_text())["objects"]]
+            expect(self.cad_objects).to_have_text(names, timeout=OPEN_TIMEOUT_MS)
         else:
             self._wait_for_text_file()
         return self
@@ -160,6 +163,11 @@ class LabPage:
     @property
     def chat_input(self) -> Locator:
         return self.page.locator(".jp-chat-widget .jp-chat-input-container textarea").first
+
+    @property
+    def cad_objects(self) -> Locator:
+        """The top-level entries of JupyterCAD's object tree (its left panel), one per object."""
+        return self.page.locator(".jpcad-sidebar-treepanel .jpcad-object-tree-item")
 
     def type_at_end(self, editor: Locator, text: str) -> None:
         """Click into ``editor``, go to its end and type ``text`` key by key, as a person does."""
