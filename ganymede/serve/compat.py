@@ -20,7 +20,9 @@ rooms: one room engine, seen through the names the extensions look for.
   are registered here;
 - a server extension entry named ``jupyter_server_ydoc``, enabled, in jupyter_server's
   extension manager: jupyterlab-chat decides collaboration is on only if it finds one, and
-  otherwise serves chats over its own websocket and tells the page RTC is off.
+  otherwise serves chats over its own websocket and tells the page RTC is off;
+- JupyterLab's page config without jupyter-server-documents' frontend, which would open every
+  document through that extension's server side, kept disabled here.
 
 A room's ``awareness`` is a pycrdt ``Awareness`` on the room's document: what a server-side
 writer sets in it (jupyterlab-chat's "writing" indicator, jupyter-ai's cursors) goes to the
@@ -56,6 +58,11 @@ COLLIDING_EXTENSIONS = (YDOC_EXTENSION, FILEID_EXTENSION, DOCUMENTS_EXTENSION)
 """Their endpoints (collaboration rooms, file ids, execution into rooms), kernel websocket and
 session manager would collide with Ganymede's."""
 GLOBAL_AWARENESS = "JupyterLab:globalAwareness"
+KEPT_OUT_LAB_EXTENSIONS = ("@jupyter-ai-contrib/server-documents",)
+"""JupyterLab extensions of colliding server extensions: jupyter-server-documents' disables the
+docprovider's document factory, cell executor, timeline and fork manager (through its package
+metadata) and puts its own in their place, which talk to its server side, not to rooms."""
+DISABLED_EXTENSIONS = "disabledExtensions"
 
 _SCHEMAS = "https://schema.jupyter.org/jupyter_collaboration"
 SESSION_EVENTS = f"{_SCHEMAS}/session/v1"
@@ -393,6 +400,7 @@ def provide(
     for schema in SCHEMAS:
         events.register_event_schema(schema)
     rooms.observe(CollaborationEvents(api, events, log))
+    settings["page_config_hook"] = _keeping_lab_extensions_out(settings.get("page_config_hook"))
     present = extensions.extensions.get(YDOC_EXTENSION)
     if present is None or not present.enabled:
         stand_in = ExtensionPackage(name=YDOC_EXTENSION, enabled=False)
@@ -423,3 +431,44 @@ def set_colliding_aside(extensions: ExtensionManager, log: logging.Logger) -> li
             ", ".join(installed),
         )
     return installed
+
+
+PageConfigHook = Callable[[Any, dict[str, Any]], dict[str, Any]]
+
+
+def _keeping_lab_extensions_out(earlier: PageConfigHook | None) -> PageConfigHook:
+    """jupyterlab_server's ``page_config_hook``, after any an earlier extension set."""
+
+    def hook(handler: Any, page_config: dict[str, Any]) -> dict[str, Any]:
+        from jupyterlab_server.config import get_federated_extensions
+
+        if earlier is not None:
+            page_config = earlier(handler, page_config)
+        lab = handler.extensionapp
+        installed = get_federated_extensions(lab.extra_labextensions_path + lab.labextensions_path)
+        metadata = {name: data.get("jupyterlab", {}) for name, data in installed.items()}
+        return with_lab_extensions_kept_out(page_config, metadata)
+
+    return hook
+
+
+def with_lab_extensions_kept_out(
+    page_config: dict[str, Any], installed: dict[str, dict[str, Any]]
+) -> dict[str, Any]:
+    """The page config with the installed ``KEPT_OUT_LAB_EXTENSIONS`` disabled, and the plugins
+    only their metadata disabled enabled again (one another active extension disables too stays
+    disabled). ``installed`` maps each federated extension to its package's ``jupyterlab``
+    section."""
+    kept_out = [name for name in KEPT_OUT_LAB_EXTENSIONS if name in installed]
+    if not kept_out:
+        return page_config
+    disabled: list[str] = list(page_config.get(DISABLED_EXTENSIONS, []))
+    released = {
+        plugin for name in kept_out for plugin in installed[name].get(DISABLED_EXTENSIONS, [])
+    }
+    for name, metadata in installed.items():
+        if name not in kept_out and name not in disabled:
+            released.difference_update(metadata.get(DISABLED_EXTENSIONS, []))
+    disabled = [plugin for plugin in disabled if plugin not in released]
+    disabled += [name for name in kept_out if name not in disabled]
+    return {**page_config, DISABLED_EXTENSIONS: disabled}

@@ -73,3 +73,24 @@ def _server_info(file: Path, process: subprocess.Popen[bytes], log: Path) -> dic
 def stop_plain_server(server: RunningServer) -> None:
     if server.process.poll() is None:
         server.interrupt()
+
+
+def install_apart(target: Path, *requirements: str) -> Path:
+    """Install ``requirements`` from PyPI into ``target``, apart from this environment and
+    without their dependencies (Ganymede's own, or not needed by what a test reaches): a server
+    started with ``target`` on ``PYTHONPATH``, ``target/etc/jupyter`` on ``JUPYTER_CONFIG_PATH``
+    and ``target/share/jupyter`` on ``JUPYTER_PATH`` finds their server extensions, the config
+    files enabling them and their JupyterLab extensions."""
+    install = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target"]
+    subprocess.run([*install, str(target), *requirements], check=True, capture_output=True)
+    return target
+
+
+def apart_env(env: dict[str, str], target: Path) -> dict[str, str]:
+    """``env`` with what :func:`install_apart` put in ``target`` found first."""
+    return {
+        **env,
+        "PYTHONPATH": str(target),
+        "JUPYTER_CONFIG_PATH": str(target / "etc" / "jupyter"),
+        "JUPYTER_PATH": str(target / "share" / "jupyter"),
+    }

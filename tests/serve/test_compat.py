@@ -18,9 +18,11 @@ from pycrdt import Awareness, Doc, create_awareness_message
 
 from ganymede.serve.compat import (
     AWARENESS_EVENTS,
+    DISABLED_EXTENSIONS,
     GLOBAL_AWARENESS,
     ROOM_INITIALIZED,
     SESSION_EVENTS,
+    with_lab_extensions_kept_out,
 )
 from ganymede.serve.rooms.protocol import AwarenessUpdate, MessageType, decode_frame
 from tests.serve.rooms.client import eventually, room_client
@@ -189,3 +191,31 @@ async def test_a_presence_set_on_the_server_reaches_the_global_awareness_room(
             assert isinstance(frame, AwarenessUpdate)
             if any("Jupyternaut" in entry.state for entry in frame.entries):
                 break
+
+
+SERVER_DOCUMENTS = "@jupyter-ai-contrib/server-documents"
+ITS_REPLACEMENTS = [
+    "@jupyter/docprovider-extension:websocket-provider-document-factory",
+    "@jupyter/docprovider-extension:forkManager",
+]
+
+
+def test_jupyter_server_documents_frontend_is_kept_out_and_what_it_disabled_comes_back() -> None:
+    installed = {
+        SERVER_DOCUMENTS: {DISABLED_EXTENSIONS: ITS_REPLACEMENTS},
+        "@jupyter/docprovider-extension": {},
+        # Another active extension disabling the same plugin keeps it disabled.
+        "other": {DISABLED_EXTENSIONS: [ITS_REPLACEMENTS[1]]},
+    }
+    page = {DISABLED_EXTENSIONS: ["mine:plugin", *ITS_REPLACEMENTS], "appName": "JupyterLab"}
+    kept_out = with_lab_extensions_kept_out(page, installed)
+    assert kept_out == {
+        DISABLED_EXTENSIONS: ["mine:plugin", ITS_REPLACEMENTS[1], SERVER_DOCUMENTS],
+        "appName": "JupyterLab",
+    }
+    assert page[DISABLED_EXTENSIONS] == ["mine:plugin", *ITS_REPLACEMENTS]  # not changed in place
+
+
+def test_a_page_config_without_jupyter_server_documents_is_left_alone() -> None:
+    page = {DISABLED_EXTENSIONS: ITS_REPLACEMENTS}
+    assert with_lab_extensions_kept_out(page, {"other": {}}) is page

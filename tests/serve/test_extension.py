@@ -16,7 +16,12 @@ import httpx
 import pytest
 
 from tests.serve.conftest import STOP_TIMEOUT, RunningServer, jupyter_env
-from tests.serve.plain_server import start_jupyter_server, stop_plain_server
+from tests.serve.plain_server import (
+    apart_env,
+    install_apart,
+    start_jupyter_server,
+    stop_plain_server,
+)
 from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import (
     edit_first_cell,
@@ -29,6 +34,9 @@ from tests.serve.rooms.conftest import (
 from tests.serve.test_cli import page_config
 from tests.serve.test_host_calls import run_cell, start_session
 
+SERVER_DOCUMENTS = "@jupyter-ai-contrib/server-documents"
+DOCPROVIDER = "@jupyter/docprovider-extension"
+"""Whose document factory, cell executor, timeline and fork manager it would disable."""
 NO_AUTOSAVE = b"[serve]\nsave_delay = 60.0\n"
 USERS_CONTENTS = "tests.serve.marked_contents.MarkedContentsManager"
 
@@ -176,11 +184,8 @@ def collaboration(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """jupyter-collaboration's server extensions, installed from PyPI apart from this
     environment (their own dependencies are Ganymede's too), with the config files that enable
     them."""
-    target = tmp_path_factory.mktemp("collaboration")
     packages = ["jupyter-collaboration>=4", "jupyter-server-ydoc>=1", "jupyter-server-fileid>=0.9"]
-    install = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target"]
-    subprocess.run([*install, str(target), *packages], check=True, capture_output=True)
-    return target
+    return install_apart(tmp_path_factory.mktemp("collaboration"), *packages)
 
 
 async def test_jupyter_collaboration_installed_is_set_aside_in_one_line_and_stops_cleanly(
@@ -188,11 +193,7 @@ async def test_jupyter_collaboration_installed_is_set_aside_in_one_line_and_stop
 ) -> None:
     root = tmp_path / "root"
     path = write(root / "shared.ipynb", notebook_bytes("ours"))
-    env = jupyter_env(
-        tmp_path / "jupyter",
-        PYTHONPATH=str(collaboration),
-        JUPYTER_CONFIG_PATH=str(collaboration / "etc" / "jupyter"),
-    )
+    env = apart_env(jupyter_env(tmp_path / "jupyter"), collaboration)
     server = start_jupyter_server(root, env)
     try:
         with server.client() as api:
@@ -207,6 +208,42 @@ async def test_jupyter_collaboration_installed_is_set_aside_in_one_line_and_stop
     log = server.log.read_text()
     assert log.count("kept disabled") == 1, log
     assert "jupyter_server_ydoc, jupyter_server_fileid installed and kept disabled" in log
+    assert "Traceback" not in log, log
+
+
+@pytest.fixture(scope="module")
+def server_documents(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """jupyter-server-documents from PyPI apart from this environment: its server extension,
+    the config file enabling it and its JupyterLab extension (under ``share/jupyter``)."""
+    return install_apart(tmp_path_factory.mktemp("server-documents"), "jupyter-server-documents")
+
+
+async def test_jupyter_server_documents_installed_is_kept_out_of_the_server_and_the_page(
+    tmp_path: Path, server_documents: Path
+) -> None:
+    root = tmp_path / "root"
+    path = write(root / "shared.ipynb", notebook_bytes("ours"))
+    env = apart_env(jupyter_env(tmp_path / "jupyter"), server_documents)
+    server = start_jupyter_server(root, env, module="jupyterlab")
+    try:
+        with server.client() as api:
+            page = page_config(api)
+            found = [extension["name"] for extension in page["federated_extensions"]]
+            assert SERVER_DOCUMENTS in found  # JupyterLab found its frontend...
+            disabled = page["disabledExtensions"]
+            assert SERVER_DOCUMENTS in disabled  # ...which stays off,
+            assert not [plugin for plugin in disabled if plugin.startswith(DOCPROVIDER)], disabled
+            name, session = open_session(api, "shared.ipynb")
+        async with room_client(server, name, session) as ada:
+            edit_first_cell(ada, " and Ganymede's")
+            await eventually(lambda: sources_on_disk(path) == ["ours and Ganymede's"], "a save")
+        server.process.send_signal(signal.SIGTERM)
+        assert server.process.wait(timeout=STOP_TIMEOUT) == 0
+    finally:
+        stop_plain_server(server)
+    log = server.log.read_text()
+    assert log.count("kept disabled") == 1, log
+    assert "jupyter_server_documents installed and kept disabled" in log
     assert "Traceback" not in log, log
 
 
