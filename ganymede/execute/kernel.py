@@ -2,7 +2,9 @@
 
 Start-up dominates short runs, so this skips the fixed waits of ``wait_for_ready``: it asks for
 ``kernel_info`` every ``HANDSHAKE_RESEND`` seconds until the shell answers and iopub has delivered a
-message (which proves the subscription is live, so no output of the first cell is lost). The IPC
+message (which proves the subscription is live, so no output of the first cell is lost), and
+hands over the first cell only once the stream flushes the kernel's start-up armed have fired
+(``STREAM_FLUSH_INTERVAL``), so that cell's outputs keep the order it wrote them in. The IPC
 transport gives each kernel socket files in its own private directory: no TCP port races between
 kernels started side by side.
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import abc
 import asyncio
+import math
 import os
 import shutil
 import signal
@@ -35,6 +38,9 @@ from ganymede.execute.kernelspecs import KernelSpecs
 from ganymede.execute.timings import CellTimings
 
 HANDSHAKE_RESEND = 0.1
+STREAM_FLUSH_INTERVAL = 0.2
+"""ipykernel's ``OutStream.flush_interval``: a stream's first write since its last flush arms a
+timer that publishes the stream this many seconds later."""
 LIVENESS_INTERVAL = 0.2
 EXIT_POLL_INTERVAL = 0.005
 EXIT_WAIT_LIMIT = 5.0
@@ -149,32 +155,53 @@ class RunKernel(abc.ABC):
         """End the kernel at once and release what it held."""
 
     async def _handshake(self, kernel_name: str, startup_timeout: float) -> None:
+        """Wait until the kernel answers ``kernel_info``, its iopub is live, and the stream
+        flushes its start-up armed have fired.
+
+        The last wait keeps the first cell's outputs in order. A write to stdout or stderr while
+        ipykernel starts (debugpy's warning about frozen modules, on stderr, whenever the kernel's
+        Python runs without ``-Xfrozen_modules=off``; an IPython startup file that prints) arms
+        that stream's flush timer; the flush at the end of the start-up publishes the text but
+        leaves the timer running. A cell that starts before it fires has the text it writes to
+        that stream published when the stale timer fires, ahead of what it wrote to the other
+        stream first. Everything the kernel writes while starting comes before its first answer,
+        so a request sent ``STREAM_FLUSH_INTERVAL`` after that answer arrived finds those timers
+        due, and its status on iopub is published by the thread that runs them, when it runs
+        them. jupyter_client's ``wait_for_ready`` gets there by waiting for 0.2 s of iopub quiet.
+        """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + startup_timeout
         reply: Mapping[str, Any] | None = None
-        iopub_live = False
+        settle_at = math.inf  # when start-up's flush timers are due at the latest, once answered
+        sent_at: dict[str, float] = {}
+        settled = False
 
         def on_message(channel: str, message: Mapping[str, Any]) -> None:
-            nonlocal reply, iopub_live
+            nonlocal reply, settle_at, settled
             if channel == "iopub":
-                iopub_live = True
-            elif message["msg_type"] == "kernel_info_reply":
+                request = message["parent_header"].get("msg_id")
+                settled = settled or sent_at.get(request, -math.inf) >= settle_at
+            elif message["msg_type"] == "kernel_info_reply" and reply is None:
                 reply = message["content"]
+                settle_at = loop.time() + STREAM_FLUSH_INTERVAL
 
-        while reply is None or not iopub_live:
-            if loop.time() >= deadline:
+        while not settled:
+            now = loop.time()
+            if now >= deadline:
                 raise KernelDied(
                     f"kernel {kernel_name} did not answer within {startup_timeout:g} s of starting"
                 )
-            self._send("kernel_info_request", {})
-            resend_at = min(loop.time() + HANDSHAKE_RESEND, deadline)
-            await self._receive(
-                on_message, until=resend_at, done=lambda: reply is not None and iopub_live
-            )
+            if reply is None or now >= settle_at:
+                sent_at[self._send("kernel_info_request", {})] = now
+                wake_at = now + HANDSHAKE_RESEND
+            else:
+                wake_at = settle_at
+            await self._receive(on_message, until=min(wake_at, deadline), done=lambda: settled)
             if not await self._alive():
                 raise KernelDied(
                     f"kernel {kernel_name} exited while starting ({self._death_note()})"
                 )
+        assert reply is not None
         self.info = dict(reply)
 
     async def execute(

@@ -397,3 +397,64 @@ def test_off_a_terminal_progress_is_a_line_as_each_notebook_starts_and_ends(
     assert re.fullmatch(r"\[1/1\] nb\.ipynb: ok in \d+\.\d\d s", lines[1])
     assert len(lines) == 2
     assert "\x1b[" not in done.stderr
+
+
+WRITES_BOTH_STREAMS = (
+    "import sys, time\nprint('out')\nprint('err', file=sys.stderr)\ntime.sleep(0.3)"
+)
+"""A cell that outlives ipykernel's 0.2 s stream flush timers, so a timer decides the order."""
+INTERLEAVES_STREAMS = (
+    "for n in range(3):\n"
+    "    print('out', n)\n"
+    "    print('err', n, file=sys.stderr)\n"
+    "    time.sleep(0.3)"
+)
+
+
+def streams_of(outputs: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(output["name"], "".join(output["text"])) for output in outputs]
+
+
+def test_every_cell_keeps_its_streams_in_the_order_it_wrote_them(tmp_path: Path) -> None:
+    """Whatever the kernel writes while it starts (debugpy's warning about frozen modules, on
+    stderr) must not leave a stream flush pending into the first cell: its stderr would come
+    out before its stdout."""
+    write_notebook(
+        tmp_path / "nb.ipynb",
+        code(WRITES_BOTH_STREAMS),
+        code(WRITES_BOTH_STREAMS),
+        code(INTERLEAVES_STREAMS),
+    )
+    done = ganymede("nb.ipynb", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    first, later, interleaved = outputs_of(tmp_path / "nb.ipynb")
+    assert streams_of(first) == [("stdout", "out\n"), ("stderr", "err\n")]
+    assert streams_of(later) == [("stdout", "out\n"), ("stderr", "err\n")]
+    assert streams_of(interleaved) == [
+        (name, f"{word} {n}\n")
+        for n in range(3)
+        for name, word in [("stdout", "out"), ("stderr", "err")]
+    ]
+
+
+def test_a_startup_file_writing_to_stderr_leaves_the_first_cell_in_order(tmp_path: Path) -> None:
+    """An IPython startup file runs last in the kernel's start-up, so the stderr flush its write
+    arms is due just after the kernel first answers: the first cell runs inside that window
+    unless the run waits it out."""
+    ipython_dir = tmp_path / "ipython"
+    startup = ipython_dir / "profile_default" / "startup"
+    startup.mkdir(parents=True)
+    (startup / "00-note.py").write_text("import sys\nprint('starting', file=sys.stderr)\n")
+    write_notebook(tmp_path / "nb.ipynb", code(WRITES_BOTH_STREAMS))
+    done = subprocess.run(
+        [sys.executable, "-m", "ganymede", "execute", "nb.ipynb"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "IPYTHONDIR": str(ipython_dir)},
+        timeout=90,
+        stdin=subprocess.DEVNULL,
+    )
+    assert done.returncode == 0, done.stderr
+    [first] = outputs_of(tmp_path / "nb.ipynb")
+    assert streams_of(first) == [("stdout", "out\n"), ("stderr", "err\n")]
