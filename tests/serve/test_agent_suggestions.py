@@ -13,7 +13,7 @@ import pytest
 from jupyter_ydoc import YNotebook
 
 from tests.serve.conftest import RunningServer
-from tests.serve.rooms.client import eventually
+from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import server_with
 from tests.serve.test_agent_api import Agent, cell_sources, notebook_file, person, type_into
 
@@ -91,6 +91,74 @@ async def test_a_rejected_suggestion_leaves_the_notebook_and_its_fork_goes(
             ]
         )
         api.delete(f"api/agent/sessions/{agent.session}")
+
+
+async def test_deciding_through_the_fork_endpoint_is_the_persons_decision(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    """As jupyter-suggestions decides: ``DELETE …/fork/ID?merge=true`` accepts, without merge
+    rejects, and the agent hears the name of whoever is logged in."""
+    path = notebook_file(server.root, "through-forks.ipynb", "a = 1", "b = 2")
+    async with person(server, path, "Thomas") as thomas:
+        agent = Agent(api, "forked-agent")
+        agent.read(path)
+        edited = suggest(agent, path, op="edit", id="cell-1", source="b = 3")
+        rejected = suggest(agent, path, op="edit", id="cell-0", source="a = 0")
+        deleted = suggest(agent, path, op="delete", id="cell-0")
+        root = server_room(api, path)
+        forks = api.get(f"api/collaboration/fork/{root}").json()
+        description = json.loads(forks[deleted["fork"]]["description"])
+        assert description["suggestionType"] == "DELETE" and description["cellId"] == "cell-0"
+
+        merged = api.delete(f"api/collaboration/fork/{edited['fork']}", params={"merge": "true"})
+        assert merged.status_code == 200, merged.text
+        assert api.delete(f"api/collaboration/fork/{rejected['fork']}").status_code == 200
+        merged = api.delete(f"api/collaboration/fork/{deleted['fork']}", params={"merge": "true"})
+        assert merged.status_code == 200, merged.text
+        await eventually(lambda: cell_sources(thomas) == ["b = 3"], "both merges")
+        await eventually(lambda: sources_on_disk(server.root / path) == ["b = 3"], "the file")
+
+        name = api.get("api/me").json()["identity"]["display_name"]
+        lines = sorted(
+            entry["line"] for entry in agent.changed() if entry["line"].startswith("@@suggestion")
+        )
+        assert lines == sorted(
+            [
+                f"@@suggestion {edited['id']} accepted by {name}",
+                f"@@suggestion {rejected['id']} rejected by {name}",
+                f"@@suggestion {deleted['id']} accepted by {name}",
+            ]
+        )
+        assert api.get(f"api/collaboration/fork/{root}").json() == {}
+        api.delete(f"api/agent/sessions/{agent.session}")
+
+
+async def test_a_deletions_fork_keeps_the_cell_until_it_is_accepted(
+    server: RunningServer, api: httpx.Client
+) -> None:
+    """jupyter-suggestions shows a deletion's cell from its fork, and deletes it there itself
+    as it accepts."""
+    path = notebook_file(server.root, "delete-in-fork.ipynb", "a = 1", "b = 2")
+    agent = Agent(api, "deleting-agent")
+    agent.read(path)
+    deleted = suggest(agent, path, op="delete", id="cell-0")
+    session_id = api.put(
+        f"api/collaboration/session/{path}", json={"format": "json", "type": "notebook"}
+    ).json()["sessionId"]
+    fork = str(deleted["fork"])
+    async with (
+        room_client(server, fork, session_id, YNotebook()) as page,
+        room_client(server, fork, session_id, YNotebook()) as watcher,
+    ):
+        assert cell_sources(page) == ["a = 1", "b = 2"]
+        notebook: YNotebook = page.shared  # type: ignore[assignment]
+        del notebook.ycells[0]
+        await eventually(lambda: cell_sources(watcher) == ["b = 2"], "the deletion in the fork")
+    decided = decide(api, deleted["id"], "accept", "Thomas")
+    assert decided.status_code == 200, decided.text
+    cells = agent.read(path)["notebook"]["cells"]
+    assert [cell["source"] for cell in cells] == ["b = 2"]
+    api.delete(f"api/agent/sessions/{agent.session}")
 
 
 async def test_a_suggestion_on_a_cell_changed_since_keeps_the_persons_text(

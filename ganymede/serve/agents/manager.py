@@ -472,8 +472,8 @@ class Agents(Service):
             room_edits.edit_source(
                 writing, forked, index, str(source), writer=writer, mode="suggest"
             )
-        else:
-            room_edits.delete_cell(writing, forked, index, writer=writer)
+        # A deletion's fork keeps the cell: jupyter-suggestions shows the cell from the fork and
+        # deletes it there as it accepts; ``decide`` deletes it when accepting otherwise.
         suggestion = Suggestion(
             fork_roomid=fork.roomid,
             id=self.suggestions.short_id(fork.roomid),
@@ -515,6 +515,19 @@ class Agents(Service):
             )
             changed = now != suggestion.source_then
         person = Author(by.strip(), AuthorKind.PERSON)
+        forked = fork.room.document.shared
+        if accept and suggestion.operation == "delete" and isinstance(forked, YNotebook):
+            index = next(
+                (
+                    i
+                    for i, ycell in enumerate(forked.ycells)
+                    if ycell.get("id") == suggestion.cell_id
+                ),
+                None,
+            )
+            if index is not None:  # else the page deleted it in the fork as it accepted
+                writing = room_edits.ForkWriting(forked)
+                room_edits.delete_cell(writing, forked, index, writer=person)
         await self.forks.delete(fork.roomid, merge=accept, author=person, username=by.strip())
         outcome = ACCEPTED if accept else REJECTED
         self.suggestions.decided(suggestion, outcome, by.strip(), changed)

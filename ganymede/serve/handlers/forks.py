@@ -4,7 +4,8 @@ fork manager read.
 
 - ``PUT /api/collaboration/fork/{root_roomid}`` ``{"synchronize", "title", "description"}`` →
   201 ``{"sessionId", "fork_roomid", "fork_info"}``; ``GET`` → the root's forks by id;
-  ``DELETE /api/collaboration/fork/{fork_roomid}[?merge=true]`` → 200.
+  ``DELETE /api/collaboration/fork/{fork_roomid}[?merge=true]`` → 200; on an agent's
+  suggestion's fork, the person's accepting (merge) or rejecting it.
 - ``GET /api/collaboration/timeline/{path}?format=&type=`` → ``{"roomId", "timestamps",
   "forkRoom", "sessionId"}``.
 - ``PUT /api/collaboration/undo_redo/{roomid}?action=undo|redo|restore&steps=&forkRoom=`` →
@@ -33,6 +34,8 @@ from ganymede.errors import (
     ReadOnlyRoom,
     UsageError,
 )
+from ganymede.serve.agents.manager import AGENTS_SETTINGS_KEY, Agents
+from ganymede.serve.agents.suggestions import UnknownSuggestion
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
 from ganymede.serve.identity import login_name
 from ganymede.serve.roles import CONTENTS, READ, WRITE
@@ -77,7 +80,7 @@ class CollaborationHandler(APIHandler):
         """The one place this door turns errors into statuses."""
         if isinstance(error, ReadOnlyRoom):
             self.refuse(HTTPStatus.CONFLICT, str(error))
-        elif isinstance(error, UnknownFork | NotebookNotFound):
+        elif isinstance(error, UnknownFork | UnknownSuggestion | NotebookNotFound):
             self.refuse(HTTPStatus.NOT_FOUND, str(error))
         elif isinstance(error, UsageError | InvalidNotebook | PathError | UnicodeDecodeError):
             self.refuse(HTTPStatus.BAD_REQUEST, str(error))
@@ -128,11 +131,20 @@ class ForkHandler(CollaborationHandler):
     @authorized(WRITE, CONTENTS)
     async def delete(self, fork_roomid: str) -> None:
         merge = self.get_query_argument("merge", "false") == "true"
+        agents: Agents | None = self.settings.get(AGENTS_SETTINGS_KEY)
         try:
             fork = self.forks.get(fork_roomid)
             author = self.author_in(fork.root)
-            await self.forks.delete(fork_roomid, merge=merge, author=author, username=self.username)
-        except REFUSED as error:
+            suggestion = agents.suggestions.of_fork(fork_roomid) if agents is not None else None
+            if agents is not None and suggestion is not None:
+                # jupyter-suggestions accepts by merging the fork and rejects by deleting it:
+                # the person's decision, which the agent hears in its next reply.
+                await agents.decide(suggestion.id, merge, author.name)
+            else:
+                await self.forks.delete(
+                    fork_roomid, merge=merge, author=author, username=self.username
+                )
+        except (*REFUSED, UnknownSuggestion) as error:
             return self.refuse_error(error)
         self.set_status(HTTPStatus.OK)
         self.finish()
