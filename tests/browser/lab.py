@@ -122,8 +122,16 @@ class LabPage:
         return lab
 
     def open(self) -> LabPage:
-        """Load ``/lab/tree/<path>`` on a fresh workspace and wait until the document shows."""
+        """Load ``/lab/tree/<path>`` on a fresh workspace and wait until the document shows.
+
+        An empty path loads ``/lab`` and waits for the launcher JupyterLab opens on an empty
+        workspace, for a test that creates its document the way a person does.
+        """
         query = urllib.parse.urlencode({"reset": "", "token": self.server.token})
+        if not self.path:
+            self.page.goto(f"{self.server.base}lab?{query}")
+            expect(self.launcher).to_be_visible(timeout=OPEN_TIMEOUT_MS)
+            return self
         self.page.goto(f"{self.server.base}lab/tree/{urllib.parse.quote(self.path)}?{query}")
         if self.path.endswith(".ipynb"):
             self._wait_for_notebook()
@@ -145,6 +153,14 @@ class LabPage:
         return self.page.locator("#jp-main-dock-panel .lm-TabBar-tab", has_text=self.file.name)
 
     @property
+    def launcher(self) -> Locator:
+        return self.page.locator("#jp-main-dock-panel .jp-Launcher")
+
+    def launcher_card(self, caption: str) -> Locator:
+        """The launcher's card for a command, found by the command's caption (its tooltip)."""
+        return self.launcher.locator(f'.jp-LauncherCard[title="{caption}"]')
+
+    @property
     def cells(self) -> Locator:
         return self.page.locator(".jp-NotebookPanel .jp-Notebook .jp-Cell")
 
@@ -159,6 +175,11 @@ class LabPage:
     def chat_messages(self) -> Locator:
         """jupyterlab-chat's list of messages in the open chat."""
         return self.page.locator(".jp-chat-widget .jp-chat-messages-container")
+
+    @property
+    def chat_bodies(self) -> Locator:
+        """Each message's rendered body in the open chat, one per message."""
+        return self.page.locator(".jp-chat-widget .jp-chat-rendered-message")
 
     @property
     def chat_input(self) -> Locator:
@@ -189,6 +210,20 @@ class LabPage:
         assert response.ok, f"PUT {wanted} answered {response.status}\n{self.diagnostics()}"
         reply: dict[str, Any] = response.json()
         return reply
+
+    def wait_for_console_error(self, text: str) -> None:
+        """Until the page has logged an error containing ``text``, seen before this call or during.
+
+        The sync driver delivers console events only inside its own calls, so none can slip in
+        between looking through those recorded and starting to wait for the next.
+        """
+        if any(text in error for error in self.console_errors):
+            return
+        self.page.wait_for_event(
+            "console",
+            predicate=lambda message: message.type == "error" and text in message.text,
+            timeout=STEP_TIMEOUT_MS,
+        )
 
     def room_websockets(self, room: str) -> list[WebSocket]:
         wanted = f"/api/collaboration/room/{room}"
