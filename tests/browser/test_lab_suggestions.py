@@ -1,0 +1,186 @@
+"""An agent's suggestion, reviewed in JupyterLab with jupyter-suggestions: a real ``ganymede mcp``
+(the MCP SDK's client over stdio) makes a ``cell_edit`` with ``suggest``, the suggestion shows in
+jupyter-suggestions' panel, and the person decides there.
+
+jupyter-suggestions' RTC manager lists a notebook's suggestions from its room's forks (``GET
+…/fork/ROOM`` as the notebook opens, then the fork events on ``/api/events/subscribe``), opens
+each fork's room to show the suggested cell, accepts by merging the fork (``DELETE
+…/fork/ID?merge=true``) and rejects by deleting it; whoever the page is logged in as decides,
+and the agent hears their name.
+
+jupyter-suggestions-rtc 0.1.1 registers its manager only when the page's
+``@jupyter/collaborative-drive`` is 3.x (jupyter-collaboration 3's frontend, whose
+``ICollaborativeDrive`` it asks for; later frontends have none). Where an installed extension
+brings another major, the manager never registers and these tests skip, naming them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.parse
+from collections.abc import Iterator
+
+import pytest
+from nbformat.v4 import new_code_cell
+from playwright.sync_api import Browser, Locator, Response, expect
+
+from ganymede.lab import installed_extensions
+from tests.browser.conftest import OPENED_PAGES
+from tests.browser.lab import (
+    OPEN_TIMEOUT_MS,
+    LabPage,
+    expect_source,
+    sources_on_disk,
+    wait_for_disk,
+    write_notebook,
+)
+from tests.browser.test_lab_agents import McpAgent
+from tests.serve.conftest import RunningServer
+
+RTC_MANAGER = "RTC Suggestion Manager"
+DRIVE = "@jupyter/collaborative-drive"
+RTC_EXTENSION = "@jupyter/suggestions-rtc"
+SUGGESTED = re.compile(r'@@suggested \{"cell":"cell-b","id":"([0-9a-f]+)"')
+PATH = "suggested.ipynb"
+
+
+def why_no_rtc_manager() -> str | None:
+    """Why jupyter-suggestions' RTC manager would not register in the page, or None.
+
+    The page loads the newest ``@jupyter/collaborative-drive`` any installed extension brings;
+    one built on another major than 3 brings one without ``ICollaborativeDrive``."""
+    installed = installed_extensions()
+    if RTC_EXTENSION not in {extension.name for extension in installed}:
+        return "jupyter-suggestions-rtc is not installed"
+    others = []
+    for extension in installed:
+        package = json.loads((extension.path / "package.json").read_text(encoding="utf-8"))
+        wanted = package.get("dependencies", {}).get(DRIVE)
+        if wanted is None or extension.name == RTC_EXTENSION:
+            continue
+        majors = {int(found) for found in re.findall(r"(?:^|\|\|)\s*[\^~>=]*\s*(\d+)", wanted)}
+        if 3 not in majors:
+            others.append(f"{extension.name} {extension.version} ({DRIVE} {wanted})")
+    if others:
+        return (
+            f"jupyter-suggestions-rtc 0.1.1 registers its manager only with {DRIVE} 3.x "
+            f"(ICollaborativeDrive); installed: {'; '.join(others)}"
+        )
+    return None
+
+
+NO_RTC_MANAGER = why_no_rtc_manager()
+pytestmark = pytest.mark.skipif(NO_RTC_MANAGER is not None, reason=str(NO_RTC_MANAGER))
+
+
+@pytest.fixture
+def review_page(
+    request: pytest.FixtureRequest, browser: Browser, served: RunningServer
+) -> Iterator[LabPage]:
+    """JupyterLab with jupyter-suggestions set to its RTC manager in the page's settings, and
+    the notebook opened from the file browser, as a person opens it: jupyter-collaboration 3's
+    frontend opens it in its room from there (its RTC drive), not from a ``/lab/tree`` URL."""
+    first, second = new_code_cell("a = 1"), new_code_cell("b = 2")
+    first["id"], second["id"] = "cell-a", "cell-b"
+    write_notebook(served.root / PATH, first, second)
+    with served.client() as api:
+        chosen = api.put(
+            "lab/api/settings/@jupyter/suggestions-core:registry",
+            json={"raw": json.dumps({"suggestionsManager": RTC_MANAGER})},
+        )
+        assert chosen.status_code == 204, chosen.text
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    lab = LabPage.record(context, served, PATH)
+    request.node.stash[OPENED_PAGES] = [lab]  # a failure's report carries what the page saw
+    query = urllib.parse.urlencode({"reset": "", "token": served.token})
+    lab.page.goto(f"{served.base}lab?{query}")
+    lab.page.locator(".jp-DirListing-item", has_text=PATH).dblclick(timeout=OPEN_TIMEOUT_MS)
+    expect(lab.cells).to_have_count(2, timeout=OPEN_TIMEOUT_MS)
+    expect_source(lab.cell_editor(1), "b = 2")
+    in_room = [ws for ws in lab.websockets if "/api/collaboration/room/json:notebook:" in ws.url]
+    assert in_room, f"the notebook is not open in its room\n{lab.diagnostics()}"
+    yield lab
+    context.close()
+
+
+def suggestions_panel(lab: LabPage) -> Locator:
+    """Open jupyter-suggestions' side panel; the panel, once it shows the RTC manager's list."""
+    tab = '.jp-SideBar .lm-TabBar-tab[data-id="jupyter-suggestions:main-panel"]'
+    lab.page.locator(tab).click()
+    panel = lab.page.locator("#jupyter-suggestions\\:main-panel")
+    expect(panel.locator(".jp-SidePanel-header")).to_have_text(f"{RTC_MANAGER} - {PATH}")
+    return panel
+
+
+def page_user(lab: LabPage) -> str:
+    """The name the page is logged in under (jupyter_server's identity of its cookie)."""
+    reply = lab.page.context.request.get(f"{lab.server.base}api/me")
+    assert reply.ok, reply.status
+    name: str = reply.json()["identity"]["display_name"]
+    return name
+
+
+def suggest_an_edit(agent: McpAgent) -> str:
+    agent.call("notebook_read", path=PATH)
+    reply = agent.call("cell_edit", path=PATH, id="cell-b", source="b = 3", suggest=True)
+    found = SUGGESTED.search(reply)
+    assert found, reply
+    return found.group(1)
+
+
+def fork_deleted(response: Response) -> bool:
+    """The answer to the page's ``DELETE …/api/collaboration/fork/ID``: the decision is made."""
+    request = response.request
+    return request.method == "DELETE" and "/api/collaboration/fork/" in request.url
+
+
+def suggested_cell(panel: Locator, lab: LabPage) -> Locator:
+    """The suggestion's cell in the panel, by the agent (its author badge), once it shows."""
+    cell = panel.locator(".jp-Cell")
+    expect(cell).to_have_count(1)
+    expect(panel.get_by_title("Claude Code")).to_be_visible()
+    # The fork's source, "b = 3", with the text it replaces shown inline: "b = [2]3".
+    expect(cell.locator(".cm-cell-diff-removed")).to_have_text("2")
+    expect(cell.locator(".cm-content")).to_have_text("b = 23")
+    expect_source(lab.cell_editor(1), "b = 2")  # the notebook has not changed
+    return cell
+
+
+def test_a_suggestion_accepted_in_the_page_is_in_the_notebook_and_the_agent_hears_who(
+    served: RunningServer, review_page: LabPage
+) -> None:
+    lab = review_page
+    panel = suggestions_panel(lab)
+    agent = McpAgent(served)
+    with agent.running():
+        suggestion = suggest_an_edit(agent)
+        cell = suggested_cell(panel, lab)
+        with lab.page.expect_response(fork_deleted) as merged:
+            panel.get_by_title("Accept suggestion").click()
+        assert merged.value.ok and "merge=true" in merged.value.url, merged.value.url
+        expect(cell).to_have_count(0)
+        expect_source(lab.cell_editor(1), "b = 3")
+        wait_for_disk(lab.file, sources_on_disk, ["a = 1", "b = 3"])
+        reply = agent.call("notebooks_list")
+        assert f"@@suggestion {suggestion} accepted by {page_user(lab)}" in reply, reply
+
+
+def test_a_suggestion_rejected_in_the_page_leaves_the_notebook_alone(
+    served: RunningServer, review_page: LabPage
+) -> None:
+    lab = review_page
+    panel = suggestions_panel(lab)
+    agent = McpAgent(served)
+    with agent.running():
+        suggestion = suggest_an_edit(agent)
+        cell = suggested_cell(panel, lab)
+        panel.get_by_title("Delete").click()
+        with lab.page.expect_response(fork_deleted) as deleted:
+            lab.page.locator(".jp-Dialog .jp-mod-accept").click()  # "Discard suggestion?"
+        assert deleted.value.ok and "merge=false" in deleted.value.url, deleted.value.url
+        expect(cell).to_have_count(0)
+        reply = agent.call("notebooks_list")
+        assert f"@@suggestion {suggestion} rejected by {page_user(lab)}" in reply, reply
+        expect_source(lab.cell_editor(1), "b = 2")
+        assert sources_on_disk(lab.file) == ["a = 1", "b = 2"]
