@@ -184,3 +184,28 @@ def test_a_suggestion_rejected_in_the_page_leaves_the_notebook_alone(
         assert f"@@suggestion {suggestion} rejected by {page_user(lab)}" in reply, reply
         expect_source(lab.cell_editor(1), "b = 2")
         assert sources_on_disk(lab.file) == ["a = 1", "b = 2"]
+
+
+def test_a_deletion_accepted_in_the_page_takes_the_cell_out(
+    served: RunningServer, review_page: LabPage
+) -> None:
+    """jupyter-suggestions shows a deletion with the cell as it is, and deletes it in the fork
+    as it accepts; the fork keeps the cell until then."""
+    lab = review_page
+    panel = suggestions_panel(lab)
+    agent = McpAgent(served)
+    with agent.running():
+        agent.call("notebook_read", path=PATH)
+        reply = agent.call("cell_delete", path=PATH, id="cell-b", suggest=True)
+        found = SUGGESTED.search(reply)
+        assert found, reply
+        cell = panel.locator(".jp-Cell")
+        expect(cell).to_have_count(1)
+        expect(cell.locator(".cm-content")).to_have_text("b = 2")
+        with lab.page.expect_response(fork_deleted) as merged:
+            panel.get_by_title("Accept suggestion").click()
+        assert merged.value.ok and "merge=true" in merged.value.url, merged.value.url
+        expect(lab.cells).to_have_count(1)
+        wait_for_disk(lab.file, sources_on_disk, ["a = 1"])
+        reply = agent.call("notebooks_list")
+        assert f"@@suggestion {found.group(1)} accepted by {page_user(lab)}" in reply, reply
