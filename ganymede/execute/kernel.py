@@ -41,6 +41,8 @@ HANDSHAKE_RESEND = 0.1
 STREAM_FLUSH_INTERVAL = 0.2
 """ipykernel's ``OutStream.flush_interval``: a stream's first write since its last flush arms a
 timer that publishes the stream this many seconds later."""
+IOPUB_WELCOME = "iopub_welcome"
+SUBSCRIBE_RETRY_MS = 10
 LIVENESS_INTERVAL = 0.2
 EXIT_POLL_INTERVAL = 0.005
 EXIT_WAIT_LIMIT = 5.0
@@ -48,6 +50,11 @@ IOPUB_GRACE = 4.0
 """Seconds of iopub silence after a cell's reply before its outputs are taken as they are."""
 
 HISTORY_IN_MEMORY = "--HistoryManager.hist_file=:memory:"
+QUIET_START = {"PYDEVD_DISABLE_FILE_VALIDATION": "1"}
+"""Unless the environment says otherwise: debugpy, imported by ipykernel, warns on stderr at
+every start of a Python 3.11+ kernel run without ``-Xfrozen_modules=off``, which arms a flush
+timer the handshake then waits out (see ``_handshake``); the check only concerns breakpoints set
+in frozen standard-library modules."""
 """As nbclient starts IPython kernels: a headless run writes nothing to the user's history."""
 
 IopubHandler = Callable[[Mapping[str, Any]], None]
@@ -159,44 +166,57 @@ class RunKernel(abc.ABC):
         flushes its start-up armed have fired.
 
         The last wait keeps the first cell's outputs in order. A write to stdout or stderr while
-        ipykernel starts (debugpy's warning about frozen modules, on stderr, whenever the kernel's
-        Python runs without ``-Xfrozen_modules=off``; an IPython startup file that prints) arms
-        that stream's flush timer; the flush at the end of the start-up publishes the text but
-        leaves the timer running. A cell that starts before it fires has the text it writes to
-        that stream published when the stale timer fires, ahead of what it wrote to the other
-        stream first. Everything the kernel writes while starting comes before its first answer,
-        so a request sent ``STREAM_FLUSH_INTERVAL`` after that answer arrived finds those timers
-        due, and its status on iopub is published by the thread that runs them, when it runs
-        them. jupyter_client's ``wait_for_ready`` gets there by waiting for 0.2 s of iopub quiet.
+        ipykernel starts (debugpy's warning about frozen modules, unless ``QUIET_START`` holds;
+        an IPython startup file that prints) arms that stream's flush timer; the flush at the
+        end of the start-up publishes the text but leaves the timer running. A cell that starts
+        before it fires has the text it writes to that stream published when the stale timer
+        fires, ahead of what it wrote to the other stream first. So once such a flush is seen
+        on iopub, a request sent ``STREAM_FLUSH_INTERVAL`` later finds the timer due, and its
+        status on iopub is published by the thread that runs the timers, after it ran them.
+
+        Only a subscription made before the start-up's end sees that flush: iopub's welcome
+        (JEP 65, ipykernel 7) arriving before the first answer says it was. Without one, the
+        flush may have gone unseen, so the wait counts from the first answer, as jupyter_client's
+        ``wait_for_ready`` waits 0.2 s of iopub quiet every time.
         """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + startup_timeout
         reply: Mapping[str, Any] | None = None
-        settle_at = math.inf  # when start-up's flush timers are due at the latest, once answered
+        iopub_live = welcomed_early = False
+        flushes_due = -math.inf  # when the timers start-up's writes armed are due, at the latest
         sent_at: dict[str, float] = {}
-        settled = False
+        seen_after = -math.inf  # when the latest request whose status came back on iopub was sent
 
         def on_message(channel: str, message: Mapping[str, Any]) -> None:
-            nonlocal reply, settle_at, settled
+            nonlocal reply, iopub_live, welcomed_early, flushes_due, seen_after
             if channel == "iopub":
+                iopub_live = True
+                if message["msg_type"] == IOPUB_WELCOME and reply is None:
+                    welcomed_early = True
+                elif message["msg_type"] == "stream":
+                    flushes_due = loop.time() + STREAM_FLUSH_INTERVAL
                 request = message["parent_header"].get("msg_id")
-                settled = settled or sent_at.get(request, -math.inf) >= settle_at
+                seen_after = max(seen_after, sent_at.get(request, -math.inf))
             elif message["msg_type"] == "kernel_info_reply" and reply is None:
                 reply = message["content"]
-                settle_at = loop.time() + STREAM_FLUSH_INTERVAL
+                if not welcomed_early:
+                    flushes_due = max(flushes_due, loop.time() + STREAM_FLUSH_INTERVAL)
 
-        while not settled:
+        def settled() -> bool:
+            return reply is not None and iopub_live and seen_after >= flushes_due
+
+        while not settled():
             now = loop.time()
             if now >= deadline:
                 raise KernelDied(
                     f"kernel {kernel_name} did not answer within {startup_timeout:g} s of starting"
                 )
-            if reply is None or now >= settle_at:
+            if reply is None or not iopub_live or now >= flushes_due:
                 sent_at[self._send("kernel_info_request", {})] = now
                 wake_at = now + HANDSHAKE_RESEND
             else:
-                wake_at = settle_at
-            await self._receive(on_message, until=min(wake_at, deadline), done=lambda: settled)
+                wake_at = flushes_due
+            await self._receive(on_message, until=min(wake_at, deadline), done=settled)
             if not await self._alive():
                 raise KernelDied(
                     f"kernel {kernel_name} exited while starting ({self._death_note()})"
@@ -310,7 +330,7 @@ class Kernel(RunKernel):
             connection_file=str(home / "kernel.json"),
             kernel_spec_manager=KernelSpecs(),
         )
-        env = {**os.environ, **launch.env}
+        env = {**QUIET_START, **os.environ, **launch.env}
         extra = [HISTORY_IN_MEMORY] if _runs_ipykernel(manager) else []
         try:
             await manager.start_kernel(cwd=str(launch.cwd), env=env, extra_arguments=extra)
@@ -325,6 +345,9 @@ class Kernel(RunKernel):
         # Unbounded receive queue: with zmq's default of 1000, a kernel printing faster than
         # the runner reads would have its iopub messages dropped, its outputs cut short.
         client.context.setsockopt(zmq.RCVHWM, 0)
+        # Retried every 10 ms rather than zmq's 100 until the kernel binds, iopub subscribes
+        # before the kernel's start-up ends, so the handshake sees the start-up's stream flushes.
+        client.context.setsockopt(zmq.RECONNECT_IVL, SUBSCRIBE_RETRY_MS)
         client.start_channels(shell=True, iopub=True, stdin=False, hb=False, control=False)
         kernel = cls(manager, client, home)
         try:
