@@ -5,6 +5,9 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 # jupyter-ai 3, layered on the test venv so its server extensions load only where a test asks.
 AI_STAMP := $(VENV)-jupyter-ai/.installed-stamp
+# jupyter-collaboration 3's JupyterLab frontend with jupyter-suggestions, layered the same way: the
+# page of a server started from it loads none of the test venv's JupyterLab extensions.
+SUGGESTIONS_STAMP := $(VENV)-jupyter-suggestions/.installed-stamp
 # Debian packages the test suite needs (installed only when missing).
 APT_PACKAGES ?= chromium
 # npm packages the test suite runs (JupyterHub's proxy), installed under the venv when missing.
@@ -18,7 +21,7 @@ PYTEST_ARGS ?=
 serve: setup
 	$(BIN)/ganymede serve examples
 
-test: setup $(AI_STAMP)
+test: setup $(AI_STAMP) $(SUGGESTIONS_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	# pytest exits 5 when it collected nothing: make treats that as the failure it is.
@@ -36,6 +39,11 @@ $(AI_STAMP): $(STAMP) tests/jupyter_ai_env.py
 	rm -rf $(VENV)-jupyter-ai
 	$(BIN)/python tests/jupyter_ai_env.py
 	touch $(AI_STAMP)
+
+$(SUGGESTIONS_STAMP): $(STAMP) tests/jupyter_suggestions_env.py tests/layered_env.py
+	rm -rf $(VENV)-jupyter-suggestions
+	$(BIN)/python -m tests.jupyter_suggestions_env
+	touch $(SUGGESTIONS_STAMP)
 
 system-packages:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -69,4 +77,4 @@ bench: setup
 	$(BIN)/python bench/execute.py
 
 clean:
-	rm -rf $(VENV) $(VENV)-jupyter-ai .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(VENV)-jupyter-ai $(VENV)-jupyter-suggestions .pytest_cache .ruff_cache

@@ -8,25 +8,27 @@ each fork's room to show the suggested cell, accepts by merging the fork (``DELE
 …/fork/ID?merge=true``) and rejects by deleting it; whoever the page is logged in as decides,
 and the agent hears their name.
 
-jupyter-suggestions-rtc 0.1.1 registers its manager only when the page's
-``@jupyter/collaborative-drive`` is 3.x (jupyter-collaboration 3's frontend, whose
-``ICollaborativeDrive`` it asks for; later frontends have none). Where an installed extension
-brings another major, the manager never registers and these tests skip, naming them.
+jupyter-suggestions-rtc 0.1.1 registers its manager only with jupyter-collaboration 3's frontend
+(its ``@jupyter/collaborative-drive`` 3.x), which the test venv does not have, so the server runs
+from the layered environment ``tests/jupyter_suggestions_env.py`` builds (``make test``), whose
+JupyterLab loads that frontend and jupyter-suggestions only.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import urllib.parse
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from nbformat.v4 import new_code_cell
 from playwright.sync_api import Browser, Locator, Response, expect
 
-from ganymede.lab import installed_extensions
-from tests.browser.conftest import OPENED_PAGES
+from tests import jupyter_suggestions_env
+from tests.browser.conftest import OPENED_PAGES, stop_within_deadline
 from tests.browser.lab import (
     OPEN_TIMEOUT_MS,
     LabPage,
@@ -36,42 +38,59 @@ from tests.browser.lab import (
     write_notebook,
 )
 from tests.browser.test_lab_agents import McpAgent
-from tests.serve.conftest import RunningServer
+from tests.serve.conftest import RunningServer, jupyter_env, start_server
+from tests.serve.test_cli import page_config
 
 RTC_MANAGER = "RTC Suggestion Manager"
-DRIVE = "@jupyter/collaborative-drive"
-RTC_EXTENSION = "@jupyter/suggestions-rtc"
 SUGGESTED = re.compile(r'@@suggested \{"cell":"cell-b","id":"([0-9a-f]+)"')
 PATH = "suggested.ipynb"
+# The page's extensions: jupyter-collaboration 3's frontend and jupyter-suggestions, and nothing
+# built on another @jupyter/collaborative-drive (the test venv's chat and CAD extensions).
+PAGE_EXTENSIONS = {
+    "@jupyter/collaboration-extension",
+    "@jupyter/docprovider-extension",
+    "@jupyter/suggestions-core",
+    "@jupyter/suggestions-rtc",
+}
 
 
-def why_no_rtc_manager() -> str | None:
-    """Why jupyter-suggestions' RTC manager would not register in the page, or None.
-
-    The page loads the newest ``@jupyter/collaborative-drive`` any installed extension brings;
-    one built on another major than 3 brings one without ``ICollaborativeDrive``."""
-    installed = installed_extensions()
-    if RTC_EXTENSION not in {extension.name for extension in installed}:
-        return "jupyter-suggestions-rtc is not installed"
-    others = []
-    for extension in installed:
-        package = json.loads((extension.path / "package.json").read_text(encoding="utf-8"))
-        wanted = package.get("dependencies", {}).get(DRIVE)
-        if wanted is None or extension.name == RTC_EXTENSION:
-            continue
-        majors = {int(found) for found in re.findall(r"(?:^|\|\|)\s*[\^~>=]*\s*(\d+)", wanted)}
-        if 3 not in majors:
-            others.append(f"{extension.name} {extension.version} ({DRIVE} {wanted})")
-    if others:
-        return (
-            f"jupyter-suggestions-rtc 0.1.1 registers its manager only with {DRIVE} 3.x "
-            f"(ICollaborativeDrive); installed: {'; '.join(others)}"
-        )
-    return None
+@pytest.fixture(scope="module")
+def suggestions_python() -> Path:
+    """The layered environment's Python. Skipped only where nothing could have built it (not
+    root, so perhaps no ``make test``); as root ``make test`` builds it, and a missing one is a
+    broken setup that fails instead of silently skipping the acceptance test."""
+    layered = jupyter_suggestions_env.python()
+    if layered.exists():
+        return layered
+    where = jupyter_suggestions_env.environment()
+    if os.geteuid() != 0:
+        pytest.skip(f"no jupyter-suggestions environment at {where} (`make test` builds it)")
+    pytest.fail(f"no jupyter-suggestions environment at {where} although `make test` builds it")
 
 
-NO_RTC_MANAGER = why_no_rtc_manager()
-pytestmark = pytest.mark.skipif(NO_RTC_MANAGER is not None, reason=str(NO_RTC_MANAGER))
+@pytest.fixture
+def served(tmp_path: Path, suggestions_python: Path) -> Iterator[RunningServer]:
+    """``ganymede serve`` from the layered environment's Python, one empty root per test."""
+    root = tmp_path / "root"
+    root.mkdir()
+    env = jupyter_env(tmp_path / "jupyter")
+    running = start_server(root, env, python=str(suggestions_python))
+    yield running
+    stop_within_deadline(running)
+
+
+def test_the_page_has_jupyter_collaboration_3s_frontend_and_the_server_starts_cleanly(
+    served: RunningServer,
+) -> None:
+    with served.client() as api:
+        page = page_config(api)
+    assert str(page["appVersion"]).startswith("4.4."), page["appVersion"]
+    extensions = page["federated_extensions"]
+    assert isinstance(extensions, list)
+    assert {extension["name"] for extension in extensions} == PAGE_EXTENSIONS, extensions
+    log = served.log.read_text()
+    errors = [line for line in log.splitlines() if line.startswith("[E ") or "Traceback" in line]
+    assert not errors, log
 
 
 @pytest.fixture
