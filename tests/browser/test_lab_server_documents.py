@@ -14,14 +14,14 @@ from playwright.sync_api import Browser
 from tests.browser.conftest import stop_within_deadline
 from tests.browser.lab import LabPage, expect_source, sources_on_disk, wait_for_disk, write_notebook
 from tests.serve.conftest import RunningServer, jupyter_env, start_server
-from tests.serve.plain_server import apart_env, install_apart
+from tests.serve.plain_server import SERVER_DOCUMENTS_PACKAGES, apart_env, install_apart
 
 
 @pytest.fixture
 def served_beside_server_documents(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RunningServer]:
-    installed = install_apart(tmp_path_factory.mktemp("apart"), "jupyter-server-documents")
+    installed = install_apart(tmp_path_factory.mktemp("apart"), *SERVER_DOCUMENTS_PACKAGES)
     root = tmp_path / "root"
     root.mkdir()
     running = start_server(root, apart_env(jupyter_env(tmp_path / "jupyter"), installed))

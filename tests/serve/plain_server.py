@@ -20,6 +20,8 @@ from tests.serve.conftest import STOP_TIMEOUT, RunningServer
 
 TOKEN = "plain-server-token"
 REPO = Path(__file__).resolve().parents[2]
+SERVER_DOCUMENTS_PACKAGES = ("jupyter-server-documents", "jupyter-server-fileid")
+"""jupyter-server-documents and the dependency of its own Ganymede's environment lacks."""
 ROOT_FLAGS = ["--allow-root"] if hasattr(os, "geteuid") and os.geteuid() == 0 else []
 """jupyter_server refuses to run as root without it (CI runs as root); nothing of Ganymede's."""
 

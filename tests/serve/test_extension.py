@@ -17,6 +17,7 @@ import pytest
 
 from tests.serve.conftest import STOP_TIMEOUT, RunningServer, jupyter_env
 from tests.serve.plain_server import (
+    SERVER_DOCUMENTS_PACKAGES,
     apart_env,
     install_apart,
     start_jupyter_server,
@@ -188,16 +189,12 @@ def collaboration(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return install_apart(tmp_path_factory.mktemp("collaboration"), *packages)
 
 
-async def test_jupyter_collaboration_installed_is_set_aside_in_one_line_and_stops_cleanly(
-    tmp_path: Path, collaboration: Path
-) -> None:
-    root = tmp_path / "root"
-    path = write(root / "shared.ipynb", notebook_bytes("ours"))
-    env = apart_env(jupyter_env(tmp_path / "jupyter"), collaboration)
-    server = start_jupyter_server(root, env)
+async def edit_and_stop_beside(server: RunningServer, path: Path) -> str:
+    """A room edit of ``path`` autosaves and SIGTERM stops the server cleanly beside extensions
+    Ganymede keeps disabled, which the log names once; the log."""
     try:
         with server.client() as api:
-            name, session = open_session(api, "shared.ipynb")
+            name, session = open_session(api, path.name)
         async with room_client(server, name, session) as ada:
             edit_first_cell(ada, " and Ganymede's")
             await eventually(lambda: sources_on_disk(path) == ["ours and Ganymede's"], "a save")
@@ -207,44 +204,46 @@ async def test_jupyter_collaboration_installed_is_set_aside_in_one_line_and_stop
         stop_plain_server(server)
     log = server.log.read_text()
     assert log.count("kept disabled") == 1, log
-    assert "jupyter_server_ydoc, jupyter_server_fileid installed and kept disabled" in log
     assert "Traceback" not in log, log
+    return log
+
+
+async def test_jupyter_collaboration_installed_is_set_aside_in_one_line_and_stops_cleanly(
+    tmp_path: Path, collaboration: Path
+) -> None:
+    path = write(tmp_path / "root" / "shared.ipynb", notebook_bytes("ours"))
+    env = apart_env(jupyter_env(tmp_path / "jupyter"), collaboration)
+    log = await edit_and_stop_beside(start_jupyter_server(path.parent, env), path)
+    assert "jupyter_server_ydoc, jupyter_server_fileid installed and kept disabled" in log
 
 
 @pytest.fixture(scope="module")
 def server_documents(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """jupyter-server-documents from PyPI apart from this environment: its server extension,
-    the config file enabling it and its JupyterLab extension (under ``share/jupyter``)."""
-    return install_apart(tmp_path_factory.mktemp("server-documents"), "jupyter-server-documents")
+    the config file enabling it and its JupyterLab extension (under ``share/jupyter``), with
+    the one dependency of its own this environment lacks."""
+    return install_apart(tmp_path_factory.mktemp("server-documents"), *SERVER_DOCUMENTS_PACKAGES)
 
 
 async def test_jupyter_server_documents_installed_is_kept_out_of_the_server_and_the_page(
     tmp_path: Path, server_documents: Path
 ) -> None:
-    root = tmp_path / "root"
-    path = write(root / "shared.ipynb", notebook_bytes("ours"))
+    path = write(tmp_path / "root" / "shared.ipynb", notebook_bytes("ours"))
     env = apart_env(jupyter_env(tmp_path / "jupyter"), server_documents)
-    server = start_jupyter_server(root, env, module="jupyterlab")
+    server = start_jupyter_server(path.parent, env, module="jupyterlab")
     try:
         with server.client() as api:
             page = page_config(api)
-            found = [extension["name"] for extension in page["federated_extensions"]]
-            assert SERVER_DOCUMENTS in found  # JupyterLab found its frontend...
-            disabled = page["disabledExtensions"]
-            assert SERVER_DOCUMENTS in disabled  # ...which stays off,
-            assert not [plugin for plugin in disabled if plugin.startswith(DOCPROVIDER)], disabled
-            name, session = open_session(api, "shared.ipynb")
-        async with room_client(server, name, session) as ada:
-            edit_first_cell(ada, " and Ganymede's")
-            await eventually(lambda: sources_on_disk(path) == ["ours and Ganymede's"], "a save")
-        server.process.send_signal(signal.SIGTERM)
-        assert server.process.wait(timeout=STOP_TIMEOUT) == 0
-    finally:
+    except BaseException:
         stop_plain_server(server)
-    log = server.log.read_text()
-    assert log.count("kept disabled") == 1, log
-    assert "jupyter_server_documents installed and kept disabled" in log
-    assert "Traceback" not in log, log
+        raise
+    found = [extension["name"] for extension in page["federated_extensions"]]
+    assert SERVER_DOCUMENTS in found  # JupyterLab found its frontend...
+    disabled = page["disabledExtensions"]
+    assert SERVER_DOCUMENTS in disabled  # ...which stays off,
+    assert not [plugin for plugin in disabled if plugin.startswith(DOCPROVIDER)], disabled
+    log = await edit_and_stop_beside(server, path)
+    assert "jupyter_server_fileid, jupyter_server_documents installed and kept disabled" in log
 
 
 def test_jupyter_lab_serves_what_ganymede_serve_does(tmp_path: Path) -> None:
