@@ -35,9 +35,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,lab]'
 	touch $(STAMP)
 
-$(AI_STAMP): $(STAMP) tests/jupyter_ai_env.py
+$(AI_STAMP): $(STAMP) tests/jupyter_ai_env.py tests/layered_env.py
 	rm -rf $(VENV)-jupyter-ai
-	$(BIN)/python tests/jupyter_ai_env.py
+	$(BIN)/python -m tests.jupyter_ai_env
 	touch $(AI_STAMP)
 
 $(SUGGESTIONS_STAMP): $(STAMP) tests/jupyter_suggestions_env.py tests/layered_env.py

@@ -4,22 +4,23 @@ jupyter-ai's packages enable seven server extensions for every server started fr
 environment they are installed in, one of which binds a port of its own (an MCP server on 3001)
 and together they add seconds to each start. Installed beside the test suite, every server the
 suite starts would carry them. Layered instead (a venv whose ``.pth`` file adds the test venv's
-site-packages), they load only in the servers started from this environment's Python, while
-Ganymede, jupyterlab-chat and jupyter-ai's router are the very packages under test.
+site-packages, :mod:`tests.layered_env`), they load only in the servers started from this
+environment's Python, while Ganymede, jupyterlab-chat and jupyter-ai's router are the very
+packages under test.
 
-Run by ``make setup`` as ``python tests/jupyter_ai_env.py``; the test finds it with
-:func:`environment`.
+Run by ``make test`` as ``python -m tests.jupyter_ai_env``; the test finds it with
+:func:`python`.
 """
 
 from __future__ import annotations
 
 import subprocess
 import sys
-import sysconfig
 from pathlib import Path
 
+from tests import layered_env
+
 REQUIREMENT = "jupyter-ai==3.2.0"
-LAYER_FILE = "ganymede-test-base.pth"
 
 
 def environment(base_prefix: str = sys.prefix) -> Path:
@@ -28,7 +29,7 @@ def environment(base_prefix: str = sys.prefix) -> Path:
 
 
 def python(base_prefix: str = sys.prefix) -> Path:
-    return environment(base_prefix) / "bin" / "python"
+    return layered_env.python(environment(base_prefix))
 
 
 def config_dir(base_prefix: str = sys.prefix) -> Path:
@@ -37,19 +38,7 @@ def config_dir(base_prefix: str = sys.prefix) -> Path:
 
 
 def build(base_prefix: str = sys.prefix) -> None:
-    target = environment(base_prefix)
-    subprocess.run([sys.executable, "-m", "venv", str(target)], check=True)
-    layered = python(base_prefix)
-    purelib = subprocess.run(
-        [str(layered), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-        check=True,
-        capture_output=True,
-        text=True,
-    ).stdout.strip()
-    base_purelib = sysconfig.get_paths()["purelib"]
-    # site.addsitedir, not a bare path: the test venv's own .pth files (Ganymede's editable
-    # install among them) must be read too.
-    (Path(purelib) / LAYER_FILE).write_text(f"import site; site.addsitedir({base_purelib!r})\n")
+    layered = layered_env.create(environment(base_prefix))
     subprocess.run(
         [str(layered), "-m", "pip", "install", "--quiet", "--no-warn-conflicts", REQUIREMENT],
         check=True,
