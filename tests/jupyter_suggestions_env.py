@@ -28,7 +28,7 @@ from pathlib import Path
 from tests import layered_env
 
 # Without their dependencies: JupyterLab 4.4's are all in the test venv already (JupyterLab
-# 4.6's), and the suggestions packages ask for jupyter-collaboration, whose server Ganymede's
+# 4.6's), and jupyter-suggestions-rtc asks for jupyter-collaboration, whose server Ganymede's
 # rooms replace (and whose own dependencies would bring a later frontend back).
 REQUIREMENTS = (
     "jupyterlab==4.4.10",
