@@ -18,7 +18,9 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import papermill
@@ -64,9 +66,12 @@ async def breakdown_round(directory: Path) -> tuple[float, float, float]:
     started = time.perf_counter()
     displays = DisplayRegistry()
     for source in SOURCES:
-        await kernel.execute(
-            source, CellOutputs([], displays).handle, timeout=None, stop_on_error=True
-        )
+        outputs = CellOutputs([], displays)
+
+        def collect(message: Mapping[str, Any], outputs: CellOutputs = outputs) -> None:
+            outputs.handle(message["msg_type"], message.get("content", {}))
+
+        await kernel.execute(source, collect, timeout=None, stop_on_error=True)
     ran = time.perf_counter()
     await kernel.kill()
     return started - began, ran - started, time.perf_counter() - ran
