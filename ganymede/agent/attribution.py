@@ -10,13 +10,21 @@ memory only: nothing is written into the notebook, and a restart forgets it (rep
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 from pycrdt import Array, ArrayEvent, Map, MapEvent
 
-from ganymede.agent.changes import Author, CellAuthors, Stamp
+from ganymede.agent.changes import (
+    Author,
+    CellAuthors,
+    CellState,
+    Change,
+    Reader,
+    Stamp,
+    report_changes,
+)
 
 SOURCE_KEYS = frozenset({"source", "cell_type"})
 RUN_KEYS = frozenset({"outputs", "execution_count"})
@@ -75,6 +83,12 @@ class NotebookAttribution:
 
     def record_run(self, cell_id: str, author: Author) -> None:
         self._stamp(cell_id, "ran", Stamp(author, self._clock()))
+
+    def carry_over(self, kept: Mapping[str, CellAuthors]) -> None:
+        """Start from what an earlier room on the same file recorded (``taken_in`` adds what
+        changed in the file while no room was open): a room reopened on demand names the same
+        authors its predecessor would have. Stamps of this room's own win."""
+        self._authors = {**kept, **self._authors}
 
     def close(self) -> None:
         self._cells.unobserve(self._subscription)
@@ -155,3 +169,29 @@ def _changes_run(event: Any, path: list[Any]) -> bool:
 
 def _cell_id(cell: Any) -> str:
     return str(cell.get("id", "")) if isinstance(cell, Map | dict) else ""
+
+
+def taken_in(
+    kept: Mapping[str, CellAuthors],
+    before: Sequence[CellState],
+    now: Sequence[CellState],
+    author: Author,
+    at: float,
+) -> dict[str, CellAuthors]:
+    """``kept`` (a closed room's record, its cells ``before``) with every cell that differs in
+    ``now`` (the file as a new room loaded it) stamped as ``author``'s at ``at``: what another
+    program changed while no room was open, stamped as a room taking the change in would have.
+    Pure; ``before`` and ``now`` compare as they are (fingerprints with fingerprints)."""
+    authors = dict(kept)
+    stamp = Stamp(author, at)
+    parts = {
+        Change.ADDED: ("source", "placed"),
+        Change.EDITED: ("source",),
+        Change.MOVED: ("placed",),
+        Change.DELETED: ("placed",),
+        Change.RAN: ("ran",),
+    }
+    for change in report_changes(before, now, {}, Reader(author.name)):
+        stamped = {part: stamp for kind in change.change for part in parts.get(kind, ())}
+        authors[change.id] = replace(authors.get(change.id, CellAuthors()), **stamped)
+    return authors

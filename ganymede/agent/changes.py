@@ -143,6 +143,16 @@ def notebook_states(notebook: Mapping[str, Any]) -> tuple[CellState, ...]:
     return tuple(cell_state(cell) for cell in notebook.get("cells", []))
 
 
+def fingerprints(states: Iterable[CellState]) -> tuple[CellState, ...]:
+    """The states with each source replaced by a fingerprint of it: what is kept of a notebook
+    whose room closed (a 128-bit hash is enough to tell whether a source changed, and costs a
+    few dozen bytes where the source may cost kilobytes). Compare only with fingerprints."""
+    return tuple(
+        CellState(state.id, state.cell_type, format(mmh3.hash128(state.source), "032x"), state.run)
+        for state in states
+    )
+
+
 def report_changes(
     mark: Sequence[CellState],
     now: Sequence[CellState],

@@ -72,6 +72,10 @@ class MarkBook:
         """The notebooks ``agent`` holds a mark on, in the order it first read them."""
         return [notebook for (owner, notebook) in self._history if owner == agent]
 
+    def has_notebook(self, notebook: str) -> bool:
+        """Whether any agent holds a mark on ``notebook``."""
+        return any(key == notebook for _, key in self._history)
+
     def rekey(self, old_notebook: str, new_notebook: str) -> None:
         """A notebook's key changed (its file id was replaced): its marks follow."""
         for agent, notebook in list(self._history):

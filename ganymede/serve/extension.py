@@ -126,7 +126,7 @@ class GanymedeExtension(ExtensionApp):
         self.context.host = HostResponder(
             notebooks,
             self.context.grants,
-            editor=HostRooms(rooms, file_ids),
+            editor=HostRooms(rooms, file_ids, idle=config.agent.presence_idle),
             run_notebook=run_for_host,
             log=self.log,
             on_answer=metrics.count_host_call,

@@ -7,8 +7,18 @@ from typing import Any
 from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
-from ganymede.agent import Author, AuthorKind, Reader, notebook_states, report_changes
-from ganymede.agent.attribution import NotebookAttribution
+from ganymede.agent import (
+    Author,
+    AuthorKind,
+    CellAuthors,
+    CellState,
+    Reader,
+    Stamp,
+    notebook_states,
+    report_changes,
+)
+from ganymede.agent.attribution import NotebookAttribution, taken_in
+from ganymede.agent.changes import fingerprints
 
 THOMAS = Author("Thomas", AuthorKind.PERSON)
 MAYA = Author("Maya", AuthorKind.PERSON)
@@ -155,3 +165,53 @@ def test_a_cells_run_version_moves_with_its_outputs_and_placing_not_its_typing()
 
     room.notebook.append_cell(_cell("c", "z"))
     assert room.attribution.run_version("c") == room.attribution.version
+
+
+def test_what_changed_while_no_room_was_open_is_stamped_as_taken_in() -> None:
+    before = fingerprints(
+        [
+            CellState("a", "code", "x = 1"),
+            CellState("b", "code", "y = 2"),
+            CellState("c", "markdown", "# notes"),
+            CellState("d", "code", "gone = 1"),
+        ]
+    )
+    now = fingerprints(
+        [
+            CellState("c", "markdown", "# notes"),
+            CellState("a", "code", "x = 10"),
+            CellState("b", "code", "y = 2", run="ran-once"),
+            CellState("n", "code", "new = 1"),
+        ]
+    )
+    kept = {"a": CellAuthors(source=Stamp(THOMAS, 1.0)), "b": CellAuthors(source=Stamp(MAYA, 2.0))}
+    program = Author("another program", AuthorKind.PROGRAM)
+
+    authors = taken_in(kept, before, now, program, 5.0)
+
+    assert authors["a"] == CellAuthors(source=Stamp(program, 5.0))
+    assert authors["b"] == CellAuthors(source=Stamp(MAYA, 2.0), ran=Stamp(program, 5.0))
+    assert authors["c"] == CellAuthors(placed=Stamp(program, 5.0))  # it moved to the top
+    assert authors["d"] == CellAuthors(placed=Stamp(program, 5.0))  # deleted
+    assert authors["n"] == CellAuthors(source=Stamp(program, 5.0), placed=Stamp(program, 5.0))
+    assert kept["a"] == CellAuthors(source=Stamp(THOMAS, 1.0))  # the record is left as it was
+
+
+def test_fingerprints_tell_a_changed_source_apart_and_keep_no_source() -> None:
+    source = "x = 1\n" * 1000
+    [kept] = fingerprints([CellState("a", "code", source)])
+    assert len(kept.source) == 32 and source not in kept.source
+    assert fingerprints([CellState("a", "code", source)]) == (kept,)
+    assert fingerprints([CellState("a", "code", source + " ")]) != (kept,)
+
+
+def test_a_reopened_rooms_attribution_starts_from_the_closed_ones() -> None:
+    room = Room(_cell("a", "x = 1"), _cell("b", "y = 2"))
+    room.attribution.carry_over({"a": CellAuthors(source=Stamp(MAYA, 1.0))})
+    thomas = room.client()
+    before = thomas.ydoc.get_state()
+    thomas.ycells[1]["source"].insert(5, "0")
+    room.receive(thomas, THOMAS, before)
+    authors = room.attribution.authors()
+    assert authors["a"].source == Stamp(MAYA, 1.0)
+    assert authors["b"].source is not None and authors["b"].source.author == THOMAS

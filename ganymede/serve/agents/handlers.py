@@ -234,7 +234,7 @@ class ResultsHandler(QueryHandler):
 
 class ChangedHandler(QueryHandler):
     async def look(self) -> Answer:
-        return {"notebooks": self.agents.changed(self.get_argument("agent"))}
+        return {"notebooks": await self.agents.changed(self.get_argument("agent"))}
 
 
 class WatchHandler(QueryHandler):

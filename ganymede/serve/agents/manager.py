@@ -5,23 +5,27 @@ notebooks' rooms, so an agent sees a person's unsaved typing, its edits reach ev
 once, and the rooms' attribution tells it who changed what. Marks and sessions live in server
 memory: a restart forgets them, and reports then say "a person or another agent".
 
-A session is one agent process at work. It holds the rooms it reads open (so their attribution
-keeps counting while it works), and only while a session of that agent is open can a person's
-``@agent`` cell be a request. A session the server has not heard from in ``SESSION_TIMEOUT``
-seconds is over: its process is gone.
+A session is one agent process at work. It holds the rooms it reads, edits and runs in open
+while it works: until ``presence_idle`` seconds after its last call, when its presence leaves
+them anyway. Then the rooms close as any clientless room does (after their grace period, having
+saved), and what the agent needs of them is kept without them: its marks, and each closed
+room's attribution and cell fingerprints (``kept``); its next call opens the room again. Only
+while a session of that agent is open can a person's ``@agent`` cell be a request. A session
+the server has not heard from in ``SESSION_TIMEOUT`` seconds is over: its process is gone.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import secrets
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from jupyter_client.kernelspec import NoSuchKernel
 from jupyter_ydoc import YNotebook
@@ -31,6 +35,7 @@ from ganymede.agent import (
     Author,
     AuthorKind,
     CellAuthors,
+    Mark,
     MarkBook,
     Reader,
     changed_line,
@@ -45,6 +50,7 @@ from ganymede.core.files import atomic_write
 from ganymede.core.paths import resolve
 from ganymede.errors import (
     EditRefused,
+    GanymedeError,
     NotebookNotFound,
     UnknownMark,
     UnknownSession,
@@ -59,6 +65,7 @@ from ganymede.notebook.nbio import dumps_notebook
 from ganymede.serve import metrics
 from ganymede.serve.agents import room_edits
 from ganymede.serve.agents.cells import CellSnapshots, done_requests
+from ganymede.serve.agents.kept import ClosedNotebooks
 from ganymede.serve.agents.presence import DEFAULT_IDLE, AgentPresence, caret_in
 from ganymede.serve.agents.room_edits import RoomHolds
 from ganymede.serve.agents.suggestions import (
@@ -88,6 +95,23 @@ REAP_INTERVAL = 10.0
 EDIT_OPERATIONS = ("add", "edit", "delete", "move")
 SUGGESTED_OPERATIONS = ("add", "edit", "delete")
 RUN_PARAMS = ("path", "params", "save")
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _working(
+    method: Callable[Concatenate[Agents, str, P], Awaitable[R]],
+) -> Callable[Concatenate[Agents, str, P], Awaitable[R]]:
+    """A call of a session's that works in rooms: its holds stay while it runs, and count their
+    idle time from its end."""
+
+    @functools.wraps(method)
+    async def working(self: Agents, session_id: str, *args: P.args, **kwargs: P.kwargs) -> R:
+        with self.holds.in_use(session_id):
+            return await method(self, session_id, *args, **kwargs)
+
+    return working
 
 
 @dataclass
@@ -133,8 +157,10 @@ class Agents(Service):
         self.log = log
         self.clock = clock
         self.marks = MarkBook(clock=clock)
-        self.holds = RoomHolds(rooms, file_ids)
         self.presence = AgentPresence(idle=presence_idle, clock=clock)
+        self.holds = RoomHolds(rooms, file_ids, idle=presence_idle, on_release=self.presence.let_go)
+        self.kept = ClosedNotebooks(self.marks.has_notebook, self.cells)
+        rooms.observe(self.kept)
         self._global_holds: dict[str, tuple[AwarenessRoom, RoomHold]] = {}
         self.forks = forks
         self.suggest_by_default = suggest_by_default
@@ -201,6 +227,7 @@ class Agents(Service):
 
     # Reading
 
+    @_working
     async def read(
         self, session_id: str, path: str | None, since: str | None, *, mark: bool = True
     ) -> dict[str, Any]:
@@ -238,10 +265,11 @@ class Agents(Service):
             "changes": changes,
         }
 
-    def changed(self, agent: str) -> list[dict[str, Any]]:
+    async def changed(self, agent: str) -> list[dict[str, Any]]:
         """For every notebook ``agent`` holds a mark on that others changed since: the changes
-        and the line that ends each tool reply. Notebooks without an open room are skipped:
-        with nobody editing them live, nothing changes there that attribution could name."""
+        and the line that ends each tool reply. A notebook whose room closed is opened again
+        (held for the agent's newest session) only when it may hold news: its file changed
+        since, or the room closed holding changes the mark lacks."""
         open_rooms = self.rooms.notebook_rooms()
         file_ids = self.marks.notebooks(agent)
         answers: list[dict[str, Any]] = [
@@ -252,8 +280,12 @@ class Agents(Service):
             room = open_rooms.get(file_id)
             mark = self.marks.current(agent, file_id)
             path = self.file_ids.get_path(file_id)
-            if room is None or mark is None or path is None:
+            if mark is None or path is None:
                 continue
+            if room is None:
+                room = await self._reopened(agent, file_id, mark, path)
+                if room is None:
+                    continue
             cells = self.cells.now(room)
             if cells.states == mark.states:
                 continue  # the cells as the agent saw them: nothing to report, nothing to compare
@@ -274,6 +306,25 @@ class Agents(Service):
                     }
                 )
         return answers
+
+    async def _reopened(
+        self, agent: str, file_id: str, mark: Mark, path: str
+    ) -> DocumentRoom | None:
+        """The room of a notebook whose room closed, opened again if it may hold news for
+        ``agent``'s mark; None when it holds none, or cannot be opened (gone, unreadable)."""
+        if self.kept.get(file_id) is None or self.kept.unchanged_since(file_id, mark):
+            return None  # nothing kept: the room closed before any mark, as before a restart
+        sessions = [s for s in self._sessions.values() if s.agent == agent]
+        if not sessions:
+            return None
+        holder = max(sessions, key=lambda s: s.last_seen).id
+        with self.holds.in_use(holder):
+            try:
+                room, _ = await self.holds.notebook(holder, path, writable=False)
+            except (GanymedeError, UnicodeDecodeError) as error:
+                self.log.info("ganymede: %s not reopened for %s: %s", path, agent, error)
+                return None
+        return room
 
     async def watch(
         self,
@@ -320,6 +371,7 @@ class Agents(Service):
 
     # Editing
 
+    @_working
     async def edit(
         self,
         session_id: str,
@@ -533,6 +585,7 @@ class Agents(Service):
         self.suggestions.decided(suggestion, outcome, by.strip(), changed)
         return {"suggestion": suggestion.to_json()}
 
+    @_working
     async def request_done(self, session_id: str, path: str, cell_id: str) -> None:
         session = self.session(session_id)
         room, notebook = await self.holds.notebook(session.id, normalize_api_path(path))
@@ -574,6 +627,7 @@ class Agents(Service):
 
     # Running
 
+    @_working
     async def run(
         self, session_id: str, path: str, cell_ids: Sequence[str], wait: float
     ) -> dict[str, Any]:

@@ -2,10 +2,11 @@
 
 Each session is one awareness client (its own client id) in every notebook room it reads, edits
 or runs in, speaking through the session's hold on the room: when the session lets go of the room
-(it ends, or goes silent), the room tells its clients the agent left, as it does for a browser
-that drops. A session that makes no call for ``idle`` seconds leaves every room while it stays
-open, and its next call brings it back. Yjs clients drop a peer not heard from in 30 s, so the
-states are renewed every ``RENEW_INTERVAL`` seconds while shown.
+(it ends, goes silent, or its hold lets go after ``idle`` seconds without a call), the room tells
+its clients the agent left, as it does for a browser that drops. A session that makes no call
+for ``idle`` seconds leaves every room while it stays open, and its next call brings it back.
+Yjs clients drop a peer not heard from in 30 s, so the states are renewed every
+``RENEW_INTERVAL`` seconds while shown.
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ class AgentPresence:
         came_back = self.clock() - presence.last_call > self.idle
         presence.last_call = self.clock()
         if came_back:
+            self.let_go(session_id)
             for shown in presence.rooms.values():
                 self._announce(presence, shown, shown.state)
         text = json.dumps(state)
@@ -89,6 +91,16 @@ class AgentPresence:
         shown = presence.rooms[room.name] = _Shown(room, owner, text)
         self._announce(presence, shown, text)
         self._start_renewer()
+
+    def let_go(self, session_id: str) -> None:
+        """The session's holds let go of some rooms (they said goodbye for it): it shows there
+        no more, and keeps no reference to them."""
+        presence = self._sessions.get(session_id)
+        if presence is None:
+            return
+        for name, shown in list(presence.rooms.items()):
+            if shown.owner not in shown.room.clients:
+                del presence.rooms[name]
 
     def forget(self, session_id: str) -> None:
         """The session ended: its holds leaving the rooms announce it gone."""

@@ -6,14 +6,22 @@ edit is one transaction attributed to its writer, made only after every check ha
 refused edit changes nothing. The cells carry provenance (``metadata.ganymede.agent``), and an
 edit keeps the source it replaced in the cell's history.
 
-A writer holds the rooms it edits open (``RoomHolds``) until it lets go: the ids ``add``
-returns stay valid even in a notebook saved without cell ids, and the room's attribution keeps
-counting while an agent works.
+A writer holds the rooms it works in open (``RoomHolds``) while it is at work: until it lets
+go, or, with an ``idle`` time, until that long after its last call, when the rooms may close
+(after their grace period, having saved) and its next call opens them again. What a writer
+needs between calls survives without the room: an agent's marks, and the room's attribution,
+which the agent core keeps for a closed room (``agents.kept``). A notebook saved without cell
+ids stays held until the writer lets go, since a room opened on it again gives its cells new
+ids and the ones ``add`` returned would name nothing.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager
 from datetime import datetime, timezone
 from typing import Any, Protocol
@@ -28,7 +36,7 @@ from ganymede.fileid import FileIdStore
 from ganymede.notebook.provenance import NAMESPACE, agent_stamp, request_done_stamp
 from ganymede.serve.execution.service import RoomHold
 from ganymede.serve.rooms import RoomManager
-from ganymede.serve.rooms.document import DocumentKind
+from ganymede.serve.rooms.document import DocumentKind, keeps_cell_ids
 from ganymede.serve.rooms.patch import patch_text
 from ganymede.serve.rooms.room import DocumentRoom
 
@@ -59,17 +67,48 @@ def notebook_room_name(file_id: str) -> str:
 
 
 class RoomHolds:
-    """The notebook rooms each holder (an agent session, a kernel) keeps open."""
+    """The notebook rooms each holder (an agent session, a kernel) keeps open.
 
-    def __init__(self, rooms: RoomManager, file_ids: FileIdStore) -> None:
+    With ``idle`` (seconds), a holder's rooms are let go that long after its last use ended
+    (``in_use``), never during one, and ``on_release`` hears which holder let go; without it
+    they are held until ``release``.
+    """
+
+    def __init__(
+        self,
+        rooms: RoomManager,
+        file_ids: FileIdStore,
+        *,
+        idle: float | None = None,
+        on_release: Callable[[str], None] | None = None,
+    ) -> None:
         self.rooms = rooms
         self.file_ids = file_ids
+        self.idle = idle
+        self.on_release = on_release
         self._holds: dict[str, dict[str, tuple[DocumentRoom, RoomHold]]] = {}
+        self._busy: Counter[str] = Counter()
+        self._last_use: dict[str, float] = {}
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+
+    @contextlib.contextmanager
+    def in_use(self, holder: str) -> Iterator[None]:
+        """A call of ``holder``'s runs inside: its rooms stay held until ``idle`` after it."""
+        self._busy[holder] += 1
+        try:
+            yield
+        finally:
+            self._busy[holder] -= 1
+            if not self._busy[holder]:
+                del self._busy[holder]
+            if holder in self._holds:
+                self._last_use[holder] = asyncio.get_running_loop().time()
+                self._arm(holder)
 
     async def notebook(
         self, holder: str, path: str, *, writable: bool = True
     ) -> tuple[DocumentRoom, YNotebook]:
-        """``path``'s room, joined for ``holder`` on first use.
+        """``path``'s room, joined for ``holder`` on first use (again once it let go).
 
         NotebookNotFound for no such file; UsageError for a file that is not a notebook, or,
         when ``writable``, a read-only room (another server owns the file, or its mode forbids
@@ -90,11 +129,13 @@ class RoomHolds:
             ):
                 self.rooms.leave(room, hold)
                 raise UsageError(f"{api_path} is not a notebook")
+            holds = self._holds.setdefault(holder, {})  # let go of while we waited: anew
             held = holds.get(name)
             if held is not None:  # another call of this holder joined while we waited
                 self.rooms.leave(room, hold)
             else:
                 held = holds[name] = (room, hold)
+            self._arm(holder)
         room = held[0]
         refusal = room.write_refusal() if writable else None
         if refusal is not None:
@@ -110,12 +151,52 @@ class RoomHolds:
 
     def release(self, holder: str) -> None:
         """The holder is done: its rooms close once their other clients have gone too."""
+        timer = self._timers.pop(holder, None)
+        if timer is not None:
+            timer.cancel()
+        self._last_use.pop(holder, None)
         for room, hold in self._holds.pop(holder, {}).values():
             self.rooms.leave(room, hold)
 
     def release_all(self) -> None:
         for holder in list(self._holds):
             self.release(holder)
+
+    def _arm(self, holder: str, after: float | None = None) -> None:
+        """Look again ``after`` seconds (``idle`` by default) whether ``holder`` went idle."""
+        if self.idle is None or holder in self._timers or not self._holds.get(holder):
+            return
+        loop = asyncio.get_running_loop()
+        wait = self.idle if after is None else after
+        self._timers[holder] = loop.call_later(wait, self._let_go_if_idle, holder)
+
+    def _let_go_if_idle(self, holder: str) -> None:
+        """Idle ``idle`` seconds since its last use ended: let go of the rooms it can be given
+        again (a call running now re-arms the look as it ends)."""
+        self._timers.pop(holder, None)
+        if self.idle is None or holder in self._busy:
+            return
+        left = self._last_use.get(holder, 0.0) + self.idle - asyncio.get_running_loop().time()
+        if left > 0:
+            self._arm(holder, left)
+            return
+        kept: dict[str, tuple[DocumentRoom, RoomHold]] = {}
+        for name, (room, hold) in self._holds.pop(holder, {}).items():
+            notebook = room.document.shared
+            if (
+                hold in room.clients
+                and isinstance(notebook, YNotebook)
+                and not keeps_cell_ids(notebook)
+            ):
+                kept[name] = (room, hold)
+                continue
+            self.rooms.leave(room, hold)
+        if kept:
+            self._holds[holder] = kept
+        else:
+            self._last_use.pop(holder, None)
+        if self.on_release is not None:
+            self.on_release(holder)
 
 
 def index_of(notebook: YNotebook, cell_id: str) -> int:

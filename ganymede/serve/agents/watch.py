@@ -122,16 +122,20 @@ class Watcher:
         self, room: DocumentRoom, notebook: YNotebook, baseline: bool, now: float
     ) -> _Room:
         """A room open when the watcher started is its starting point. One opened since may
-        already hold what a person did in it: cells written since the watcher started are
-        left out of the starting point, so they are reported (as added) once it settles."""
+        already hold what a person did in it: cells written in it since the watcher started
+        are left out of the starting point, so they are reported (as added) once it settles.
+        Stamps a reopened room carried over from the room before it were reported then."""
         states = notebook_states(notebook_content(notebook))
         pending = False
         if not baseline:
             authors = _authors(room)
+            attribution = room.attribution
             fresh = {
                 cell_id
                 for cell_id, stamps in authors.items()
                 if _touched_after(stamps, self.started)
+                and attribution is not None
+                and attribution.cell_version(cell_id) > 0
             }
             pending = bool(fresh)
             states = tuple(state for state in states if state.id not in fresh)

@@ -1,9 +1,13 @@
 """The self.* calls' cell edits, made in the calling notebook's room so every client sees them.
 
-A kernel that edits itself holds its notebook's room open until it ends (``release``), as an
-MCP connection does: the ids ``add`` returns stay valid even in a notebook saved without cell
-ids. Each edit is one transaction, made only after the cell is found and its source hash
-matches, so a refused edit changes nothing. Cells a kernel writes carry its provenance.
+A kernel that edits itself holds its notebook's room open while it works, as an MCP connection
+does: until it ends (``release``), or ``idle`` seconds after its last ``self.*`` call, when the
+room may close (after its grace period, having saved) and the next call opens it again. Its
+edits need nothing of the room between calls (each is checked against the source hash the
+kernel sends), and a notebook saved without cell ids stays held until the kernel ends, so the
+ids ``add`` returns stay valid. Each edit is one transaction, made only after the cell is found
+and its source hash matches, so a refused edit changes nothing. Cells a kernel writes carry its
+provenance.
 """
 
 from __future__ import annotations
@@ -57,35 +61,42 @@ class HostRooms:
     the holding are the agent tools' own (``agents.room_edits``), attributed to the kernel.
     """
 
-    def __init__(self, rooms: RoomManager, file_ids: FileIdStore) -> None:
-        self.holds = RoomHolds(rooms, file_ids)
+    def __init__(
+        self, rooms: RoomManager, file_ids: FileIdStore, *, idle: float | None = None
+    ) -> None:
+        """``idle``: seconds after a kernel's last call before its hold lets go (None: held
+        until the kernel ends)."""
+        self.holds = RoomHolds(rooms, file_ids, idle=idle)
 
     async def add(
         self, holder: str, path: str, cell_type: str, source: str, after: str | None
     ) -> str:
-        room, notebook = await self.holds.notebook(holder, path)
-        index = len(notebook.ycells) if after is None else index_after(notebook, after)
-        return add_cell(
-            room,
-            notebook,
-            index,
-            cell_type=cell_type,
-            source=source,
-            writer=KERNEL_WRITER,
-            mode=KERNEL_MODE,
-        )
+        with self.holds.in_use(holder):
+            room, notebook = await self.holds.notebook(holder, path)
+            index = len(notebook.ycells) if after is None else index_after(notebook, after)
+            return add_cell(
+                room,
+                notebook,
+                index,
+                cell_type=cell_type,
+                source=source,
+                writer=KERNEL_WRITER,
+                mode=KERNEL_MODE,
+            )
 
     async def edit(
         self, holder: str, path: str, cell_id: str, source: str, source_hash: str
     ) -> None:
-        room, notebook = await self.holds.notebook(holder, path)
-        index = _checked_index(notebook, cell_id, source_hash)
-        edit_source(room, notebook, index, source, writer=KERNEL_WRITER, mode=KERNEL_MODE)
+        with self.holds.in_use(holder):
+            room, notebook = await self.holds.notebook(holder, path)
+            index = _checked_index(notebook, cell_id, source_hash)
+            edit_source(room, notebook, index, source, writer=KERNEL_WRITER, mode=KERNEL_MODE)
 
     async def delete(self, holder: str, path: str, cell_id: str, source_hash: str) -> None:
-        room, notebook = await self.holds.notebook(holder, path)
-        index = _checked_index(notebook, cell_id, source_hash)
-        delete_cell(room, notebook, index, writer=KERNEL_WRITER)
+        with self.holds.in_use(holder):
+            room, notebook = await self.holds.notebook(holder, path)
+            index = _checked_index(notebook, cell_id, source_hash)
+            delete_cell(room, notebook, index, writer=KERNEL_WRITER)
 
     async def release(self, holder: str) -> None:
         """The kernel ended: its rooms close once their other clients have gone too."""

@@ -334,6 +334,14 @@ def read_shared(value: Array | Map) -> Any:
     return _from_json(str(value))
 
 
+def keeps_cell_ids(notebook: YNotebook) -> bool:
+    """Whether the notebook's file keeps its cells' ids: before nbformat 4.5 it does not, and
+    a room opened on it again gives its cells new ones."""
+    meta = notebook.ydoc.get("meta", type=Map)
+    major, minor = int(meta.get("nbformat", 0)), int(meta.get("nbformat_minor", 0))
+    return not (major == 4 and minor <= _LAST_MINOR_WITHOUT_IDS)
+
+
 def notebook_content(notebook: YNotebook) -> dict[str, Any]:
     """jupyter_ydoc's ``YNotebook.get()``, from one JSON read of the cells and one of the meta.
 
