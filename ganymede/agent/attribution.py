@@ -181,7 +181,7 @@ def taken_in(
     """``kept`` (a closed room's record, its cells ``before``) with every cell that differs in
     ``now`` (the file as a new room loaded it) stamped as ``author``'s at ``at``: what another
     program changed while no room was open, stamped as a room taking the change in would have.
-    Pure; ``before`` and ``now`` compare as they are (fingerprints with fingerprints)."""
+    Pure; ``before`` may be fingerprints (``CellState`` compares by its source's digest)."""
     authors = dict(kept)
     stamp = Stamp(author, at)
     parts = {

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -64,15 +65,34 @@ class CellAuthors:
     ran: Stamp | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CellState:
-    """A cell as an agent saw it: enough to tell an edit, a move or a run apart."""
+    """A cell as an agent saw it: enough to tell an edit, a move or a run apart.
+
+    States compare by ``digest``, a fingerprint of the source, not by the source itself: what
+    is kept for later (read marks, a closed room's record) is the ``fingerprint`` alone, a few
+    dozen bytes where the source may cost kilobytes, and compares with a full state.
+    """
 
     id: str
     cell_type: str
-    source: str
+    source: str = field(compare=False)
+    """The source; empty in a ``fingerprint``."""
     run: str = ""
     """A fingerprint of the execution count and outputs; empty for a cell never run."""
+    digest: int = field(init=False)
+    """A 128-bit hash of the source."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "digest", mmh3.hash128(self.source))
+        # Three types in every notebook: one string each, not one per cell kept.
+        object.__setattr__(self, "cell_type", sys.intern(self.cell_type))
+
+    def fingerprint(self) -> CellState:
+        """The state without its source: what a mark keeps."""
+        kept = CellState(self.id, self.cell_type, "", self.run)
+        object.__setattr__(kept, "digest", self.digest)
+        return kept
 
 
 class Change(StrEnum):
@@ -144,13 +164,8 @@ def notebook_states(notebook: Mapping[str, Any]) -> tuple[CellState, ...]:
 
 
 def fingerprints(states: Iterable[CellState]) -> tuple[CellState, ...]:
-    """The states with each source replaced by a fingerprint of it: what is kept of a notebook
-    whose room closed (a 128-bit hash is enough to tell whether a source changed, and costs a
-    few dozen bytes where the source may cost kilobytes). Compare only with fingerprints."""
-    return tuple(
-        CellState(state.id, state.cell_type, format(mmh3.hash128(state.source), "032x"), state.run)
-        for state in states
-    )
+    """The states without their sources (``CellState.fingerprint``)."""
+    return tuple(state.fingerprint() for state in states)
 
 
 def report_changes(
@@ -191,7 +206,7 @@ def report_changes(
         if old is None:
             found.append((Change.ADDED, cell_authors.placed or cell_authors.source))
         else:
-            if old.source != state.source or old.cell_type != state.cell_type:
+            if old.digest != state.digest or old.cell_type != state.cell_type:
                 found.append((Change.EDITED, cell_authors.source))
             if state.id not in kept_order:
                 found.append((Change.MOVED, cell_authors.placed))

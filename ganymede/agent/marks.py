@@ -1,6 +1,7 @@
 """Read marks: each agent's view of each notebook, kept in server memory.
 
-A mark is the notebook as the agent last saw it (``CellState`` per cell) under a 16-hex id. The
+A mark is the notebook as the agent last saw it (a ``CellState`` fingerprint per cell: no
+source, so a mark costs kilobytes, not the notebook) under a 16-hex id. The
 id names its notebook too, so ``notebook_read(since=id)`` needs no path. Reading makes a new
 mark; the agent's own edits and runs move its current mark for the cells they touched only, so
 what others did meanwhile is still reported. A few older marks of the same notebook are kept,
@@ -52,8 +53,16 @@ class MarkBook:
         self._history: dict[tuple[str, str], list[str]] = {}  # (agent, notebook) → ids, newest last
 
     def read(self, agent: str, notebook: str, states: Sequence[CellState]) -> Mark:
-        """The agent has just seen ``states``: a new current mark."""
-        mark = Mark(self._new_id(), agent, notebook, tuple(states), self._clock())
+        """The agent has just seen ``states``: a new current mark. Cells as the current mark
+        has them share its fingerprints, so marks of a notebook that changed little cost
+        little more than one."""
+        current = self.current(agent, notebook)
+        seen = {state.id: state for state in current.states} if current is not None else {}
+        kept = tuple(
+            seen[state.id] if seen.get(state.id) == state else state.fingerprint()
+            for state in states
+        )
+        mark = Mark(self._new_id(), agent, notebook, kept, self._clock())
         ids = self._history.setdefault((agent, notebook), [])
         ids.append(mark.id)
         self._by_id[mark.id] = mark
@@ -72,9 +81,13 @@ class MarkBook:
         """The notebooks ``agent`` holds a mark on, in the order it first read them."""
         return [notebook for (owner, notebook) in self._history if owner == agent]
 
-    def has_notebook(self, notebook: str) -> bool:
-        """Whether any agent holds a mark on ``notebook``."""
-        return any(key == notebook for _, key in self._history)
+    def seen_cells(self, notebook: str) -> dict[str, CellState] | None:
+        """The cells of ``notebook`` as the agents' current marks hold them, by id (a record
+        kept of the notebook shares these fingerprints); None when no agent holds a mark."""
+        marks = [self.current(agent, key) for agent, key in self._history if key == notebook]
+        if not marks:
+            return None
+        return {state.id: state for mark in marks if mark is not None for state in mark.states}
 
     def rekey(self, old_notebook: str, new_notebook: str) -> None:
         """A notebook's key changed (its file id was replaced): its marks follow."""
@@ -108,7 +121,7 @@ class MarkBook:
                 None,
             )
             position = order.index(anchor) + 1 if anchor is not None else 0
-            states.insert(position, state)
+            states.insert(position, state.fingerprint())
             order.insert(position, state.id)
         self._by_id[mark.id] = replace(mark, states=tuple(states))
 
@@ -119,4 +132,4 @@ def changed_since(mark: Mark | None, now: CellState) -> bool:
     if mark is None:
         return True
     seen = mark.state_of(now.id)
-    return seen is None or seen.source != now.source or seen.cell_type != now.cell_type
+    return seen is None or seen.digest != now.digest or seen.cell_type != now.cell_type

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 from jupyter_ydoc import YNotebook
@@ -82,7 +82,7 @@ def _read_cell(ycell: Map, seen: _SeenCell | None, version: int, run_version: in
     cell_type = str(ycell.get("cell_type", ""))
     if seen is not None and seen.run_version == run_version and seen.state.cell_type == cell_type:
         metadata = ycell.get("metadata")
-        state = replace(seen.state, source=str(ycell.get("source", "")))
+        state = CellState(seen.state.id, cell_type, str(ycell.get("source", "")), seen.state.run)
         done = request_done(read_shared(metadata) if isinstance(metadata, Map) else metadata)
         return _SeenCell(version, run_version, state, done)
     cell = read_shared(ycell)

@@ -20,7 +20,6 @@ from pathlib import Path
 
 from ganymede.agent import ANOTHER_PROGRAM, CellAuthors, CellState, Mark
 from ganymede.agent.attribution import taken_in
-from ganymede.agent.changes import fingerprints
 from ganymede.errors import NotebookNotFound
 from ganymede.serve.agents.cells import CellSnapshots
 from ganymede.serve.rooms.presence import AwarenessRoom, Client
@@ -40,18 +39,19 @@ class ClosedNotebook:
 
 
 class ClosedNotebooks:
-    """A ``RoomObserver``: keeps the record of each notebook room that closes while ``wanted``
-    says someone needs it, and gives it to the next room opened on the same file."""
+    """A ``RoomObserver``: keeps the record of each notebook room that closes while an agent
+    holds a mark on it, and gives it to the next room opened on the same file."""
 
     def __init__(
         self,
-        wanted: Callable[[str], bool],
+        seen: Callable[[str], Mapping[str, CellState] | None],
         cells: CellSnapshots,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """``wanted(file_id)``: whether an agent holds a mark on the notebook; ``clock``: the
-        attribution's clock, which the stamps of changes taken in at a reopen use."""
-        self._wanted = wanted
+        """``seen(file_id)``: the notebook's cells as agents' marks hold them (None: no agent
+        holds a mark), whose fingerprints the record shares; ``clock``: the attribution's
+        clock, which the stamps of changes taken in at a reopen use."""
+        self._seen = seen
         self._cells = cells
         self._clock = clock
         self._kept: dict[str, ClosedNotebook] = {}
@@ -65,7 +65,7 @@ class ClosedNotebooks:
         closed = self._kept.get(file_id)
         if closed is None or _stat(closed.file) != closed.stat:
             return False
-        return fingerprints(mark.states) == closed.states
+        return mark.states == closed.states
 
     def opened(self, room: AwarenessRoom) -> None:
         if not isinstance(room, DocumentRoom) or room.attribution is None:
@@ -73,7 +73,7 @@ class ClosedNotebooks:
         closed = self._kept.pop(room.file.file_id, None)
         if closed is None:
             return
-        now = fingerprints(self._cells.now(room).states)
+        now = self._cells.now(room).states
         room.attribution.carry_over(
             taken_in(closed.authors, closed.states, now, ANOTHER_PROGRAM, self._clock())
         )
@@ -82,7 +82,8 @@ class ClosedNotebooks:
         if not isinstance(room, DocumentRoom) or room.attribution is None:
             return
         file_id = room.file.file_id
-        if not self._wanted(file_id):
+        seen = self._seen(file_id)
+        if seen is None:
             return
         try:
             file = room.file.os_path()
@@ -91,7 +92,10 @@ class ClosedNotebooks:
         stat = _stat(file)
         if stat is None:
             return
-        states = fingerprints(self._cells.now(room).states)
+        states = tuple(
+            seen[state.id] if seen.get(state.id) == state else state.fingerprint()
+            for state in self._cells.now(room).states
+        )
         self._kept[file_id] = ClosedNotebook(states, room.attribution.authors(), file, stat)
 
     def joined(self, room: AwarenessRoom, client: Client) -> None:

@@ -159,7 +159,7 @@ class Agents(Service):
         self.marks = MarkBook(clock=clock)
         self.presence = AgentPresence(idle=presence_idle, clock=clock)
         self.holds = RoomHolds(rooms, file_ids, idle=presence_idle, on_release=self.presence.let_go)
-        self.kept = ClosedNotebooks(self.marks.has_notebook, self.cells)
+        self.kept = ClosedNotebooks(self.marks.seen_cells, self.cells)
         rooms.observe(self.kept)
         self._global_holds: dict[str, tuple[AwarenessRoom, RoomHold]] = {}
         self.forks = forks
