@@ -54,6 +54,7 @@ class NotebookAttribution:
         self._author_now = author_now
         self._clock = clock
         self._authors: dict[str, CellAuthors] = {}
+        self._carried: Callable[[], Mapping[str, CellAuthors]] | None = None
         self._order: list[str] = (
             list(cell_ids) if cell_ids is not None else [_cell_id(cell) for cell in cells]
         )
@@ -64,6 +65,11 @@ class NotebookAttribution:
         self._subscription = cells.observe_deep(self._on_events)
 
     def authors(self) -> Mapping[str, CellAuthors]:
+        if self._carried is not None:
+            carried, self._carried = self._carried, None
+            for cell_id, kept in carried().items():
+                own = self._authors.get(cell_id)
+                self._authors[cell_id] = kept if own is None else _part_by_part(own, kept)
         return dict(self._authors)
 
     def order(self) -> list[str]:
@@ -84,11 +90,13 @@ class NotebookAttribution:
     def record_run(self, cell_id: str, author: Author) -> None:
         self._stamp(cell_id, "ran", Stamp(author, self._clock()))
 
-    def carry_over(self, kept: Mapping[str, CellAuthors]) -> None:
+    def carry_over(self, kept: Callable[[], Mapping[str, CellAuthors]]) -> None:
         """Start from what an earlier room on the same file recorded (``taken_in`` adds what
         changed in the file while no room was open): a room reopened on demand names the same
-        authors its predecessor would have. Stamps of this room's own win."""
-        self._authors = {**kept, **self._authors}
+        authors its predecessor would have. ``kept`` is called when the record is first asked
+        for, not while the room opens (working it out reads every cell, which would slow every
+        open of a notebook an agent has read); this room's own stamps win, part by part."""
+        self._carried = kept
 
     def close(self) -> None:
         self._cells.unobserve(self._subscription)
@@ -142,6 +150,15 @@ class NotebookAttribution:
     def _stamp(self, cell_id: str, part: str, stamp: Stamp) -> None:
         current = self._authors.get(cell_id, CellAuthors())
         self._authors[cell_id] = replace(current, **{part: stamp})
+
+
+def _part_by_part(own: CellAuthors, kept: CellAuthors) -> CellAuthors:
+    """A cell's stamps: this room's where it has one, else the carried one."""
+    return CellAuthors(
+        source=own.source or kept.source,
+        placed=own.placed or kept.placed,
+        ran=own.ran or kept.ran,
+    )
 
 
 def _changed_part(event: Any, path: list[Any]) -> str | None:

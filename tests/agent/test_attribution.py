@@ -207,11 +207,16 @@ def test_fingerprints_keep_no_source_and_still_tell_a_changed_one_apart() -> Non
 
 def test_a_reopened_rooms_attribution_starts_from_the_closed_ones() -> None:
     room = Room(_cell("a", "x = 1"), _cell("b", "y = 2"))
-    room.attribution.carry_over({"a": CellAuthors(source=Stamp(MAYA, 1.0))})
+    carried = {
+        "a": CellAuthors(source=Stamp(MAYA, 1.0)),
+        "b": CellAuthors(source=Stamp(MAYA, 1.0), ran=Stamp(MAYA, 1.5)),
+    }
+    room.attribution.carry_over(lambda: carried)
     thomas = room.client()
     before = thomas.ydoc.get_state()
     thomas.ycells[1]["source"].insert(5, "0")
     room.receive(thomas, THOMAS, before)
     authors = room.attribution.authors()
     assert authors["a"].source == Stamp(MAYA, 1.0)
-    assert authors["b"].source is not None and authors["b"].source.author == THOMAS
+    assert authors["b"].source == Stamp(THOMAS, 1.0)  # its own stamp wins, part by part
+    assert authors["b"].ran == Stamp(MAYA, 1.5)

@@ -61,7 +61,12 @@ class CellSnapshots:
         ):
             whole = notebook_content(notebook) if content is None else content
             return CellsNow(notebook_states(whole), done_requests(whole.get("cells") or []))
-        known = self._seen.get(room, {})
+        known = self._seen.get(room)
+        if known is None and content is not None:
+            cells = content.get("cells") or []
+            if [cell.get("id") for cell in cells] == order:
+                return self._first_look(room, order, cells)
+        known = known or {}
         fresh: dict[str, _SeenCell] = {}
         for index, cell_id in enumerate(order):
             version = attribution.cell_version(cell_id)
@@ -71,6 +76,28 @@ class CellSnapshots:
                     notebook.ycells[index], seen, version, attribution.run_version(cell_id)
                 )
             fresh[cell_id] = seen
+        self._seen[room] = fresh
+        return CellsNow(
+            tuple(seen.state for seen in fresh.values()),
+            frozenset(cell_id for cell_id, seen in fresh.items() if seen.request_done),
+        )
+
+    def _first_look(
+        self, room: DocumentRoom, order: list[str], cells: Sequence[Mapping[str, Any]]
+    ) -> CellsNow:
+        """A room not looked at before (one just opened again) whose content the caller read
+        already: the states from that content, a fraction of reading each cell again."""
+        attribution = room.attribution
+        assert attribution is not None  # the caller checked
+        fresh = {
+            cell_id: _SeenCell(
+                attribution.cell_version(cell_id),
+                attribution.run_version(cell_id),
+                cell_state(cell),
+                request_done(cell.get("metadata")),
+            )
+            for cell_id, cell in zip(order, cells, strict=True)
+        }
         self._seen[room] = fresh
         return CellsNow(
             tuple(seen.state for seen in fresh.values()),

@@ -5,8 +5,9 @@ An agent holds a room only while it works (``room_edits.RoomHolds``); once it an
 have gone the room saves and closes, and with it goes the record of who changed each cell. For
 a notebook some agent holds a mark on, ``ClosedNotebooks`` keeps that record (kilobytes: per
 cell an id, a fingerprint and up to three stamps) and hands it to the next room on the file,
-which stamps whatever differs from it as another program's: only another program can change a
-file no room has open. Reports and edit checks after the reopen then name the same authors they
+which stamps whatever differs from it as another program's (worked out when the record is first
+asked for, so an open does not wait for it): only another program can change a file no room has
+open. Reports and edit checks after the reopen then name the same authors they
 would have named had the room stayed open.
 """
 
@@ -73,10 +74,15 @@ class ClosedNotebooks:
         closed = self._kept.pop(room.file.file_id, None)
         if closed is None:
             return
-        now = self._cells.now(room).states
-        room.attribution.carry_over(
-            taken_in(closed.authors, closed.states, now, ANOTHER_PROGRAM, self._clock())
-        )
+        opened_at, cells = self._clock(), self._cells
+
+        def carried() -> Mapping[str, CellAuthors]:
+            # Later than the open: cells changed in the room since have stamps of their own,
+            # which win, so comparing with the cells as they are then stamps the same ones.
+            now = cells.now(room).states
+            return taken_in(closed.authors, closed.states, now, ANOTHER_PROGRAM, opened_at)
+
+        room.attribution.carry_over(carried)
 
     def closed(self, room: AwarenessRoom) -> None:
         if not isinstance(room, DocumentRoom) or room.attribution is None:
