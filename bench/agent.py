@@ -8,9 +8,14 @@ is driven over stdio by the MCP SDK's client, as Claude Code drives it:
   another agent are pending in the reply's @@changed line, against the same call with nothing
   pending (target <= 1.2x);
 - `ganymede mcp watch` latency: from the transaction that adds a person's `@agent` cell in a room
-  to the line on watch's stdout, against the settle time (target <= settle + 0.5 s).
+  to the line on watch's stdout, against the settle time (target <= settle + 0.5 s);
+- with `--reopens N`, a second server that lets an idle agent's room go (`[agent] presence_idle`
+  1 s, grace period 1 s): `notebook_read` once the room closed (it opens it again) against the
+  same read with the room held, and a room client's cold open of the same file for the
+  open-time target.
 
     .venv/bin/python bench/agent.py [--reads 30] [--calls 50] [--requests 5] [--settle 1]
+        [--reopens 0]
 """
 
 from __future__ import annotations
@@ -36,6 +41,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 NOTEBOOK = "big.ipynb"
 CHANGED_CELLS = 20
 OTHER_AGENT = "bench-editor"
+HEAP_SETTLE = 1.5
+"""Seconds after a room closes before the next call: the server has handed its memory back."""
 
 
 @asynccontextmanager
@@ -127,6 +134,37 @@ async def watch_latency(server: Server, requests: int, settle: float) -> list[fl
     return latencies
 
 
+def room_closes(home: Path) -> int:
+    """Rooms the server has closed so far, by its log."""
+    return (home / "server.log").read_text().count(": closed")
+
+
+async def reads_after_release(server: Server, home: Path, rounds: int) -> dict[str, list[float]]:
+    """``notebook_read`` with the room held, then once the agent's hold let go and the room
+    closed (the read opens it again), ``rounds`` times; and a room client's cold opens."""
+    figures: dict[str, list[float]] = {"held": [], "reopened": [], "open": []}
+    cells = len(json.loads(notebook_on_disk(server))["cells"])
+    async with mcp_session(server) as session:
+        await timed(session, "notebook_read", {"path": NOTEBOOK})
+        for _ in range(rounds):
+            figures["held"].append(await timed(session, "notebook_read", {"path": NOTEBOOK}))
+            closed = room_closes(home)
+            while room_closes(home) == closed:
+                await asyncio.sleep(0.1)
+            await asyncio.sleep(HEAP_SETTLE)
+            figures["reopened"].append(await timed(session, "notebook_read", {"path": NOTEBOOK}))
+    for _ in range(rounds):
+        closed = room_closes(home)
+        while room_closes(home) == closed:
+            await asyncio.sleep(0.1)  # the agent's room, then each client's, closes first
+        await asyncio.sleep(HEAP_SETTLE)
+        started = time.perf_counter()
+        client = await open_room(server, NOTEBOOK, cells)
+        figures["open"].append(time.perf_counter() - started)
+        await client.close()
+    return figures
+
+
 def notebook_on_disk(server: Server) -> str:
     return (server.root / NOTEBOOK).read_text()
 
@@ -138,6 +176,7 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=50, help="quiet/pending call pairs")
     parser.add_argument("--requests", type=int, default=5, help="request cells watched")
     parser.add_argument("--settle", type=float, default=1.0, help="mcp watch --settle")
+    parser.add_argument("--reopens", type=int, default=0, help="reads after a release")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as scratch:
         root, home = Path(scratch, "root"), Path(scratch, "jupyter")
@@ -150,6 +189,22 @@ def main() -> None:
             watched = asyncio.run(watch_latency(server, args.requests, args.settle))
         finally:
             server.stop()
+        released: dict[str, list[float]] = {}
+        if args.reopens:
+            released_home = Path(scratch, "released")
+            released_home.mkdir()
+            toml = released_home / "ganymede.toml"
+            toml.write_text("[agent]\npresence_idle = 1\n")
+            server = start_ganymede(
+                root,
+                released_home,
+                f"--GanymedeExtension.ganymede_toml={toml}",
+                "--GanymedeExtension.room_grace_period=1",
+            )
+            try:
+                released = asyncio.run(reads_after_release(server, released_home, args.reopens))
+            finally:
+                server.stop()
     size = len(notebook_bytes(make_notebook(args.cells))) / 1e6
     print(f"notebook: {args.cells} cells, {size:.1f} MB")
     print(
@@ -165,6 +220,16 @@ def main() -> None:
         f"mcp watch, request cell -> line, p50 of {len(watched)}: {watch_p50:.2f} s, "
         f"max {max(watched):.2f} s (settle {args.settle:.1f} s; target <= {target:.1f} s)"
     )
+    if released:
+        held, reopened = p50_ms(released["held"]), p50_ms(released["reopened"])
+        cold = p50_ms(released["open"])
+        print(f"notebook_read, room held, p50 of {len(released['held'])}: {held:.1f} ms")
+        print(
+            f"notebook_read, room released and closed (opened again), p50 of "
+            f"{len(released['reopened'])}: {reopened:.1f} ms (max "
+            f"{max(released['reopened']) * 1000:.1f} ms); the reopen adds {reopened - held:.1f} ms"
+        )
+        print(f"a room client's cold open of the same file, p50: {cold:.1f} ms")
 
 
 if __name__ == "__main__":
