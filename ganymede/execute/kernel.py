@@ -3,10 +3,10 @@
 Start-up dominates short runs, so this skips the fixed waits of ``wait_for_ready``: it asks for
 ``kernel_info`` every ``HANDSHAKE_RESEND`` seconds until the shell answers and iopub has delivered a
 message (which proves the subscription is live, so no output of the first cell is lost), and
-hands over the first cell only once the stream flushes the kernel's start-up armed have fired
-(``STREAM_FLUSH_INTERVAL``), so that cell's outputs keep the order it wrote them in. The IPC
-transport gives each kernel socket files in its own private directory: no TCP port races between
-kernels started side by side.
+hands over the first cell only once the stream flush timers the kernel's start-up armed have
+fired (``ganymede.core.stream_flushes``), so that cell's outputs keep the order it wrote them
+in. The IPC transport gives each kernel socket files in its own private directory: no TCP port
+races between kernels started side by side.
 
 ``RunKernel`` holds those rules whatever carries the messages; ``Kernel`` is a process on this
 machine over zmq, ``gateway.GatewayKernel`` one on a Jupyter kernel gateway over its websocket.
@@ -33,15 +33,12 @@ from jupyter_client.channels import AsyncZMQSocketChannel
 from jupyter_client.kernelspec import NATIVE_KERNEL_NAME
 from jupyter_client.manager import AsyncKernelManager
 
+from ganymede.core.stream_flushes import StreamFlushes, quiet_start
 from ganymede.errors import KernelDied, RunTimeout, UsageError
 from ganymede.execute.kernelspecs import KernelSpecs
 from ganymede.execute.timings import CellTimings
 
 HANDSHAKE_RESEND = 0.1
-STREAM_FLUSH_INTERVAL = 0.2
-"""ipykernel's ``OutStream.flush_interval``: a stream's first write since its last flush arms a
-timer that publishes the stream this many seconds later."""
-IOPUB_WELCOME = "iopub_welcome"
 SUBSCRIBE_RETRY_MS = 10
 LIVENESS_INTERVAL = 0.2
 EXIT_POLL_INTERVAL = 0.005
@@ -50,11 +47,6 @@ IOPUB_GRACE = 4.0
 """Seconds of iopub silence after a cell's reply before its outputs are taken as they are."""
 
 HISTORY_IN_MEMORY = "--HistoryManager.hist_file=:memory:"
-QUIET_START = {"PYDEVD_DISABLE_FILE_VALIDATION": "1"}
-"""Unless the environment says otherwise: debugpy, imported by ipykernel, warns on stderr at
-every start of a Python 3.11+ kernel run without ``-Xfrozen_modules=off``, which arms a flush
-timer the handshake then waits out (see ``_handshake``); the check only concerns breakpoints set
-in frozen standard-library modules."""
 """As nbclient starts IPython kernels: a headless run writes nothing to the user's history."""
 
 IopubHandler = Callable[[Mapping[str, Any]], None]
@@ -163,47 +155,37 @@ class RunKernel(abc.ABC):
 
     async def _handshake(self, kernel_name: str, startup_timeout: float) -> None:
         """Wait until the kernel answers ``kernel_info``, its iopub is live, and the stream
-        flushes its start-up armed have fired.
+        flush timers it armed have fired (see ``ganymede.core.stream_flushes``).
 
-        The last wait keeps the first cell's outputs in order. A write to stdout or stderr while
-        ipykernel starts (debugpy's warning about frozen modules, unless ``QUIET_START`` holds;
-        an IPython startup file that prints) arms that stream's flush timer; the flush at the
-        end of the start-up publishes the text but leaves the timer running. A cell that starts
-        before it fires has the text it writes to that stream published when the stale timer
-        fires, ahead of what it wrote to the other stream first. So once such a flush is seen
-        on iopub, a request sent ``STREAM_FLUSH_INTERVAL`` later finds the timer due, and its
-        status on iopub is published by the thread that runs the timers, after it ran them.
-
-        Only a subscription made before the start-up's end sees that flush: iopub's welcome
-        (JEP 65, ipykernel 7) arriving before the first answer says it was. Without one, the
-        flush may have gone unseen, so the wait counts from the first answer, as jupyter_client's
-        ``wait_for_ready`` waits 0.2 s of iopub quiet every time.
+        The last wait keeps the first cell's outputs in order: a write while the kernel
+        started (debugpy's warning about frozen modules, which ``quiet_start`` silences; an
+        IPython startup file that prints) leaves a timer that would publish the cell's stderr
+        ahead of its stdout. It is paid only when the iopub subscription heard such a write,
+        or did not hear the start-up at all (as jupyter_client's ``wait_for_ready`` waits
+        0.2 s of iopub quiet every time); iopub retries its connect every
+        ``SUBSCRIBE_RETRY_MS`` so that it does hear it.
         """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + startup_timeout
         reply: Mapping[str, Any] | None = None
-        iopub_live = welcomed_early = False
-        flushes_due = -math.inf  # when the timers start-up's writes armed are due, at the latest
+        session: str | None = None
+        flushes = StreamFlushes()
         sent_at: dict[str, float] = {}
         seen_after = -math.inf  # when the latest request whose status came back on iopub was sent
 
         def on_message(channel: str, message: Mapping[str, Any]) -> None:
-            nonlocal reply, iopub_live, welcomed_early, flushes_due, seen_after
+            nonlocal reply, session, seen_after
             if channel == "iopub":
-                iopub_live = True
-                if message["msg_type"] == IOPUB_WELCOME and reply is None:
-                    welcomed_early = True
-                elif message["msg_type"] == "stream":
-                    flushes_due = loop.time() + STREAM_FLUSH_INTERVAL
+                flushes.hear(message, loop.time())
                 request = message["parent_header"].get("msg_id")
                 seen_after = max(seen_after, sent_at.get(request, -math.inf))
             elif message["msg_type"] == "kernel_info_reply" and reply is None:
                 reply = message["content"]
-                if not welcomed_early:
-                    flushes_due = max(flushes_due, loop.time() + STREAM_FLUSH_INTERVAL)
+                session = message["header"].get("session")
 
         def settled() -> bool:
-            return reply is not None and iopub_live and seen_after >= flushes_due
+            due = flushes.due(session)
+            return reply is not None and due is not None and seen_after >= due
 
         while not settled():
             now = loop.time()
@@ -211,11 +193,12 @@ class RunKernel(abc.ABC):
                 raise KernelDied(
                     f"kernel {kernel_name} did not answer within {startup_timeout:g} s of starting"
                 )
-            if reply is None or not iopub_live or now >= flushes_due:
+            due = flushes.due(session)
+            if reply is None or due is None or now >= due:
                 sent_at[self._send("kernel_info_request", {})] = now
                 wake_at = now + HANDSHAKE_RESEND
             else:
-                wake_at = flushes_due
+                wake_at = due
             await self._receive(on_message, until=min(wake_at, deadline), done=settled)
             if not await self._alive():
                 raise KernelDied(
@@ -330,7 +313,7 @@ class Kernel(RunKernel):
             connection_file=str(home / "kernel.json"),
             kernel_spec_manager=KernelSpecs(),
         )
-        env = {**QUIET_START, **os.environ, **launch.env}
+        env = quiet_start({**os.environ, **launch.env})
         extra = [HISTORY_IN_MEMORY] if _runs_ipykernel(manager) else []
         try:
             await manager.start_kernel(cwd=str(launch.cwd), env=env, extra_arguments=extra)
