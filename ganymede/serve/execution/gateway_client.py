@@ -7,13 +7,14 @@ runs to it alone, as a local kernel's would. Messages that arrive within one tur
 are handed over together, as the zmq line does with waiting messages. A ``starting``,
 ``restarting`` or ``dead`` status after the handshake means the kernel behind the gateway is not
 the one that was asked: runs in flight end as for a restarted local kernel, and the next batch opens
-a new line.
+a new line. The gateway's kernel's start-up is heard here only by a line opened while it starts:
+otherwise the line's first cell waits one stream flush interval after the first status the line
+heard (``ganymede.serve.kernels.stream_watch``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
@@ -26,6 +27,7 @@ from tornado.websocket import WebSocketClientConnection, websocket_connect
 from ganymede.core.kernel_wire import channels_url, decode_frame, encode_message
 from ganymede.errors import KernelDied
 from ganymede.serve.execution.kernel_client import KernelLine, KernelProcess
+from ganymede.serve.kernels.stream_watch import StreamWatch
 
 HANDSHAKE_RESEND = 1.0
 """Seconds between ``kernel_info`` requests until the gateway's kernel answers on both channels."""
@@ -48,8 +50,10 @@ class GatewayKernelConnection(KernelLine):
     Use ``open`` (it returns once the kernel answered on shell and iopub) and ``close``.
     """
 
-    def __init__(self, kernel: GatewayKernel, log: logging.Logger) -> None:
-        super().__init__(kernel, log)
+    def __init__(
+        self, kernel: GatewayKernel, log: logging.Logger, watch: StreamWatch | None = None
+    ) -> None:
+        super().__init__(kernel, log, watch)
         self.kernel_id = str(kernel.kernel_id)
         self.session = Session(username="ganymede")
         self._socket: WebSocketClientConnection | None = None
@@ -78,17 +82,15 @@ class GatewayKernelConnection(KernelLine):
             )
         except Exception as error:
             raise KernelDied(f"the gateway's kernel could not be reached: {error}") from error
-        while not (self._iopub_live.is_set() and self._info_reply.is_set()):
-            if self._closed or loop.time() >= deadline:
-                raise KernelDied(f"the gateway's kernel did not answer within {timeout:g} s")
-            self._send("shell", "kernel_info_request", {})
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._both_live(), HANDSHAKE_RESEND)
+        await self._handshake(max(deadline - loop.time(), 0.0), HANDSHAKE_RESEND)
         self._handshaken = True
 
-    async def _both_live(self) -> None:
-        await self._iopub_live.wait()
-        await self._info_reply.wait()
+    def _send_kernel_info(self) -> str:
+        return self._send("shell", "kernel_info_request", {})
+
+    async def _answering(self) -> bool:
+        """The websocket is open: asking the gateway itself would cost a request per resend."""
+        return not self._closed
 
     def _transport_is_current(self) -> bool:
         return not (self._closed or self._replaced)

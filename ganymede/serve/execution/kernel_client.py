@@ -12,6 +12,11 @@ are matched to the execution that caused them by ``parent_header.msg_id``, and e
 waiting on a socket are read together and handed over together (up to ``READ_TOGETHER``): a
 kernel printing faster than the room takes its output in costs one room transaction per read,
 not one per message.
+
+The line is open once the kernel answered on both channels and the stream flush timers it armed
+have fired (``ganymede.core.stream_flushes``), as its ``StreamWatch`` heard them: otherwise a
+first cell run just after the kernel started or wrote to a stream could have its stderr
+published ahead of its stdout.
 """
 
 from __future__ import annotations
@@ -31,10 +36,14 @@ from jupyter_client.channels import AsyncZMQSocketChannel
 
 from ganymede.errors import KernelDied
 from ganymede.execute.kernel import HANDSHAKE_RESEND, IOPUB_GRACE, LIVENESS_INTERVAL
+from ganymede.serve.kernels.stream_watch import StreamWatch
 
 IopubHandler = Callable[[Sequence[tuple[str, Mapping[str, Any]]]], None]
 READ_TOGETHER = 1000
 """At most this many waiting messages read at once: the room's clients still see progress."""
+WATCH_GRACE = 1.0
+"""Seconds after the kernel's first answer in which the kernel manager's watch must hear one of
+the handshake's requests."""
 
 
 class KernelProcess(Protocol):
@@ -74,12 +83,19 @@ class KernelLine(abc.ABC):
     to ``_dispatch``; the waiting, matching and liveness rules are the same for all of them.
     """
 
-    def __init__(self, kernel: KernelProcess, log: logging.Logger) -> None:
+    def __init__(
+        self, kernel: KernelProcess, log: logging.Logger, watch: StreamWatch | None = None
+    ) -> None:
         self.kernel = kernel
         self.log = log
         self._executions: dict[str, _Execution] = {}
         self._iopub_live = asyncio.Event()
         self._info_reply = asyncio.Event()
+        self._kernel_session: str | None = None
+        """The kernel process's session, from its ``kernel_info_reply``."""
+        self._own_watch = StreamWatch()
+        """Fed by the line's own iopub, which subscribed late: used without a manager's."""
+        self._watch = self._own_watch if watch is None else watch
         self._outdated = False
 
     @property
@@ -100,10 +116,13 @@ class KernelLine(abc.ABC):
     async def close(self) -> None: ...
 
     @classmethod
-    async def open(cls, kernel: Any, log: logging.Logger, timeout: float) -> Self:
-        """A line the kernel is known to answer on (for zmq, whose iopub is live, so no output
-        of the first cell is lost); KernelDied if it does not answer within ``timeout``."""
-        line = cls(kernel, log)
+    async def open(
+        cls, kernel: Any, log: logging.Logger, timeout: float, watch: StreamWatch | None = None
+    ) -> Self:
+        """A line the kernel is known to answer on, whose iopub is live (no output of the first
+        cell is lost) and whose stream flush timers have fired; KernelDied if it does not
+        answer within ``timeout``. ``watch``: the kernel manager's, if it keeps one."""
+        line = cls(kernel, log, watch)
         try:
             await line._start(timeout)
         except BaseException:
@@ -118,6 +137,58 @@ class KernelLine(abc.ABC):
     @abc.abstractmethod
     def _send_execute(self, code: str) -> str:
         """Send the ``execute_request``; its message id."""
+
+    @abc.abstractmethod
+    def _send_kernel_info(self) -> str:
+        """Send a ``kernel_info_request``; its message id."""
+
+    @abc.abstractmethod
+    async def _answering(self) -> bool:
+        """Whether the kernel can still answer the handshake."""
+
+    async def _handshake(self, timeout: float, resend: float) -> None:
+        """Ask for ``kernel_info`` (every ``resend`` seconds while unanswered) until the kernel
+        answered on shell, iopub delivers, and the watch heard the status of a request sent
+        once the flush timers the kernel armed were due (at once for a kernel that armed none
+        lately). KernelDied if that takes ``timeout`` seconds or the kernel goes.
+
+        A manager's watch that hears none of the requests within ``WATCH_GRACE`` of the first
+        answer (its subscription lost to a restart on new ports) is left for the line's own.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        answered_at: float | None = None
+        while True:
+            now = loop.time()
+            if now >= deadline:
+                raise KernelDied(f"the kernel did not answer within {timeout:g} s")
+            if not await self._answering():
+                raise KernelDied("the kernel is not running")
+            if self._info_reply.is_set():
+                answered_at = now if answered_at is None else answered_at
+                if self._watch is not self._own_watch and now - answered_at >= WATCH_GRACE:
+                    self.log.warning("execute: the kernel manager's watch heard nothing")
+                    self._watch = self._own_watch
+            due = self._watch.flushes.due(self._kernel_session)
+            if due is not None and now < due:
+                await asyncio.sleep(min(due, deadline) - now)
+                continue
+            msg_id = self._send_kernel_info()
+            heard = self._watch.await_status(msg_id)
+            try:
+                await asyncio.wait_for(self._answered(heard), min(resend, deadline - now))
+            except TimeoutError:
+                continue
+            finally:
+                self._watch.forget(msg_id)
+            due = self._watch.flushes.due(self._kernel_session)
+            if due is not None and now >= due:
+                return
+
+    async def _answered(self, heard: asyncio.Event) -> None:
+        await self._info_reply.wait()
+        await self._iopub_live.wait()
+        await heard.wait()
 
     async def _alive(self) -> bool:
         return self.is_current and await self.kernel.is_alive()
@@ -161,10 +232,12 @@ class KernelLine(abc.ABC):
                 outputs, outputs_of = [], None
             msg_type = message["msg_type"]
             if shell:
-                if msg_type == "kernel_info_reply":
+                if msg_type == "kernel_info_reply" and not self._info_reply.is_set():
+                    self._kernel_session = message["header"].get("session")
                     self._info_reply.set()
             else:
                 self._iopub_live.set()
+                self._own_watch.hear(message, asyncio.get_running_loop().time())
             if execution is None:
                 continue
             execution.last_heard = asyncio.get_running_loop().time()
@@ -199,8 +272,10 @@ class KernelConnection(KernelLine):
     lost) and ``close``.
     """
 
-    def __init__(self, kernel: KernelProcess, log: logging.Logger) -> None:
-        super().__init__(kernel, log)
+    def __init__(
+        self, kernel: KernelProcess, log: logging.Logger, watch: StreamWatch | None = None
+    ) -> None:
+        super().__init__(kernel, log, watch)
         self._process = process_of(kernel)
         self.client = AsyncKernelClient(context=zmq.asyncio.Context())
         self.client.load_connection_info(dict(kernel.get_connection_info()))
@@ -214,22 +289,14 @@ class KernelConnection(KernelLine):
         self.client.start_channels(shell=True, iopub=True, stdin=False, hb=False, control=False)
         for channel in (self.client.shell_channel, self.client.iopub_channel):
             self._readers.append(asyncio.create_task(self._read(channel)))
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        # A SUB socket receives nothing until its subscription reaches the kernel: ask for
-        # kernel_info until both the reply and some iopub message have come back.
-        while not (self._iopub_live.is_set() and self._info_reply.is_set()):
-            if loop.time() >= deadline:
-                raise KernelDied(f"the kernel did not answer within {timeout:g} s")
-            if not await self.kernel.is_alive():
-                raise KernelDied("the kernel is not running")
-            self.client.kernel_info()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._both_live(), HANDSHAKE_RESEND)
+        # A SUB socket receives nothing until its subscription reaches the kernel.
+        await self._handshake(timeout, HANDSHAKE_RESEND)
 
-    async def _both_live(self) -> None:
-        await self._iopub_live.wait()
-        await self._info_reply.wait()
+    def _send_kernel_info(self) -> str:
+        return str(self.client.kernel_info())
+
+    async def _answering(self) -> bool:
+        return bool(await self.kernel.is_alive())
 
     def _transport_is_current(self) -> bool:
         """A restart starts a new process: a new subscription must be made and proven."""

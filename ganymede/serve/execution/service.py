@@ -30,6 +30,7 @@ from ganymede.serve.execution.gateway_client import GatewayKernelConnection
 from ganymede.serve.execution.kernel_client import KernelConnection, KernelLine, KernelProcess
 from ganymede.serve.execution.requests import CellRequest, ExecuteRequest
 from ganymede.serve.execution.ydoc_outputs import find_cell, start_running
+from ganymede.serve.kernels.manager import HostKernelManager
 from ganymede.serve.rooms import RoomManager
 from ganymede.serve.rooms.room import DocumentRoom
 
@@ -153,7 +154,11 @@ class Executions:
             async def connect() -> KernelLine:
                 if isinstance(kernel, GatewayKernelManager):
                     return await GatewayKernelConnection.open(kernel, self.log, CONNECT_TIMEOUT)
-                return await KernelConnection.open(kernel, self.log, CONNECT_TIMEOUT)
+                watch = None
+                if isinstance(self.kernel_manager, HostKernelManager):
+                    await self.kernel_manager.host_settled(kernel_id)
+                    watch = self.kernel_manager.stream_watch(kernel_id)
+                return await KernelConnection.open(kernel, self.log, CONNECT_TIMEOUT, watch)
 
             queue = self._queues[kernel_id] = KernelQueue(
                 connect, self.rooms.kernel_outputs, self.log

@@ -8,12 +8,19 @@ a cell calling ``host()`` before the driver is connected gets the driver's offer
 (``ganymede.kernel.client``). The driver stops before the kernel is shut down. Activity tracking
 (``execution_state``, ``last_activity``) skips host traffic, so a cell waiting on a host call
 still reads busy. Kernels behind a gateway use the gateway's own manager, not this one.
+
+Each kernel is started with ``QUIET_START`` in its environment, unless the environment or the
+kernelspec sets those variables, and its activity subscription also feeds a ``StreamWatch``:
+the execute endpoint's first cell on a kernel waits only for the stream flush timers the kernel
+armed and has not fired yet (``ganymede.core.stream_flushes``), which a long-running kernel has
+none of.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -21,10 +28,12 @@ from jupyter_client.session import Session
 from jupyter_server._tz import utcnow
 from jupyter_server.services.kernels.kernelmanager import AsyncMappingKernelManager
 
+from ganymede.core.stream_flushes import quiet_start
 from ganymede.grant import Grants
 from ganymede.host.api import Caller, Responder
 from ganymede.host.driver import HostDrivers
 from ganymede.host.iopub_filter import CONTENT_NEEDED, is_host_traffic
+from ganymede.serve.kernels.stream_watch import StreamWatch
 
 ATTACH_WAIT = 10.0
 """Seconds ``start_kernel`` waits for the host comm before returning anyway (the driver
@@ -45,15 +54,27 @@ class HostKernelManager(AsyncMappingKernelManager):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._host_tasks: set[asyncio.Future[None]] = set()
+        self._host_tasks: dict[str, set[asyncio.Future[None]]] = {}
+        """Each kernel's driver work still under way (an attach, a reconnection)."""
+        self._stream_watches: dict[str, StreamWatch] = {}
+
+    def stream_watch(self, kernel_id: str) -> StreamWatch | None:
+        """The kernel's watch, once its activity is watched."""
+        return self._stream_watches.get(kernel_id)
 
     async def start_kernel(  # type: ignore[override]
         self, *, kernel_id: str | None = None, path: str | None = None, **kwargs: Any
     ) -> str:
         is_new = kernel_id is None or kernel_id not in self
+        if is_new:
+            # Under the environment given (a session's is the server's with its path; without
+            # one, the provisioner takes the server's), and under the kernelspec's env, which
+            # the provisioner applies last.
+            env = kwargs.get("env")
+            kwargs["env"] = quiet_start(os.environ if env is None else env)
         started: str = await super().start_kernel(kernel_id=kernel_id, path=path, **kwargs)
         if is_new and self.host_drivers is not None:
-            await self._settle(self._attach(started))
+            await self._settle(started, self._attach(started))
         return started
 
     async def restart_kernel(self, kernel_id: str, now: bool = False) -> Any:  # type: ignore[override]
@@ -61,7 +82,7 @@ class HostKernelManager(AsyncMappingKernelManager):
         the answer until the new kernel has booted (0.35-0.45 s of a 0.6 s restart)."""
         answered = await super().restart_kernel(kernel_id, now=now)
         if self.host_drivers is not None:
-            self._in_background(self.host_drivers.restarted(kernel_id))
+            self._in_background(kernel_id, self.host_drivers.restarted(kernel_id))
         return answered
 
     async def shutdown_kernel(  # type: ignore[override]
@@ -70,6 +91,8 @@ class HostKernelManager(AsyncMappingKernelManager):
         if self.host_drivers is not None and not restart:
             await self.host_drivers.detach(kernel_id)
         await super().shutdown_kernel(kernel_id, now=now, restart=restart)
+        if not restart:
+            self._stream_watches.pop(kernel_id, None)
 
     async def _attach(self, kernel_id: str) -> None:
         drivers, caller_of = self.host_drivers, self.caller_of
@@ -84,24 +107,47 @@ class HostKernelManager(AsyncMappingKernelManager):
             return await caller_of(kernel_id)
 
         def restarted_on_its_own() -> None:
-            self._in_background(drivers.restarted(kernel_id))
+            self._in_background(kernel_id, drivers.restarted(kernel_id))
 
         self.add_restart_callback(kernel_id, restarted_on_its_own, "restart")
         await drivers.attach(kernel_id, kernel, caller)
 
-    def _in_background(self, work: Awaitable[None]) -> None:
-        task = asyncio.ensure_future(work)
-        self._host_tasks.add(task)
-        task.add_done_callback(self._host_tasks.discard)
+    async def host_settled(self, kernel_id: str) -> None:
+        """Return once the kernel's driver is done (re)connecting, within ``ATTACH_WAIT``.
 
-    async def _settle(self, work: Awaitable[None]) -> None:
-        """Wait for the driver, within reason: a slow kernel must not hold up the REST call."""
+        Its requests on control (after each, the kernel flushes stdout, then stderr) and its
+        offer of the comm (whose refusal writes a line on the kernel's stderr) would otherwise
+        come while the first cell after a restart runs, and could publish that cell's stderr
+        ahead of its stdout; a stream they write before is waited out by the ``StreamWatch``.
+        """
+        pending = self._host_tasks.get(kernel_id)
+        if pending:
+            with contextlib.suppress(TimeoutError):
+                done = asyncio.gather(*pending, return_exceptions=True)
+                await asyncio.wait_for(asyncio.shield(done), ATTACH_WAIT)
+
+    def _in_background(self, kernel_id: str, work: Awaitable[None]) -> asyncio.Future[None]:
         task = asyncio.ensure_future(work)
+        pending = self._host_tasks.setdefault(kernel_id, set())
+        pending.add(task)
+
+        def finished(task: asyncio.Future[None]) -> None:
+            pending.discard(task)
+            if not pending and self._host_tasks.get(kernel_id) is pending:
+                del self._host_tasks[kernel_id]
+
+        task.add_done_callback(finished)
+        return task
+
+    async def _settle(self, kernel_id: str, work: Awaitable[None]) -> None:
+        """Wait for the driver, within reason: a slow kernel must not hold up the REST call."""
+        task = self._in_background(kernel_id, work)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(task), ATTACH_WAIT)
 
     def start_watching_activity(self, kernel_id: str) -> None:
-        """Track activity as jupyter_server does, except for messages that are host traffic.
+        """Track activity as jupyter_server does, except for messages that are host traffic,
+        and let the kernel's ``StreamWatch`` hear every message, host traffic included.
 
         The status busy/idle around a host reply would otherwise set ``execution_state`` idle
         while the calling cell still runs.
@@ -111,11 +157,15 @@ class HostKernelManager(AsyncMappingKernelManager):
         kernel.last_activity = utcnow()
         kernel._activity_stream = kernel.connect_iopub()
         session = Session(config=kernel.session.config, key=kernel.session.key)
+        watch = self._stream_watches.setdefault(kernel_id, StreamWatch())
 
         def record(frames: list[Any]) -> None:
             _, parts = session.feed_identities(frames)
             message = session.deserialize(parts, content=False)
             msg_type = message["header"]["msg_type"]
+            if msg_type == "status":
+                message["content"] = session.unpack(message["content"])
+            watch.hear(message, asyncio.get_running_loop().time())
             parent = message.get("parent_header") or {}
             drivers = self.host_drivers
             traffic = None if drivers is None else drivers.traffic(kernel_id)
@@ -123,7 +173,7 @@ class HostKernelManager(AsyncMappingKernelManager):
                 content = session.unpack(message["content"]) if msg_type in CONTENT_NEEDED else {}
                 if is_host_traffic(msg_type, parent.get("msg_id"), content, traffic):
                     return
-            self._note_activity(kernel, msg_type, parent.get("msg_type"), session, message)
+            self._note_activity(kernel, msg_type, parent.get("msg_type"), message)
 
         kernel._activity_stream.on_recv(record)
 
@@ -132,7 +182,6 @@ class HostKernelManager(AsyncMappingKernelManager):
         kernel: Any,
         msg_type: str,
         parent_type: str | None,
-        session: Session,
         message: dict[str, Any],
     ) -> None:
         tracked_parent = self.track_message_type(parent_type)
@@ -140,7 +189,7 @@ class HostKernelManager(AsyncMappingKernelManager):
             self.last_kernel_activity = kernel.last_activity = utcnow()
         if msg_type != "status":
             return
-        state = session.unpack(message["content"])["execution_state"]
+        state = message["content"]["execution_state"]
         if tracked_parent:
             kernel.execution_state = state
         elif kernel.execution_state == "starting" and state != "starting":
