@@ -313,7 +313,7 @@ class Agents(Service):
         """The room of a notebook whose room closed, opened again if it may hold news for
         ``agent``'s mark; None when it holds none, or cannot be opened (gone, unreadable)."""
         if self.kept.get(file_id) is None or self.kept.unchanged_since(file_id, mark):
-            return None  # nothing kept: the room closed before any mark, as before a restart
+            return None  # nothing kept (as after a restart), or nothing new since the mark
         sessions = [s for s in self._sessions.values() if s.agent == agent]
         if not sessions:
             return None
