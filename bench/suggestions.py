@@ -58,6 +58,13 @@ def main() -> None:
         help="Reject every suggestion and time the direct edit apart, so the notebook's history "
         "does not grow: what is left after the rounds is then only what suggestions leave.",
     )
+    parser.add_argument(
+        "--rss-every",
+        type=int,
+        default=0,
+        help="Also print the server's RSS every N rounds: growth that levels off is the "
+        "allocator's and caches' warming, growth that goes on is something kept.",
+    )
     args = parser.parse_args()
     document = notebook_bytes(make_notebook(args.cells))
     with tempfile.TemporaryDirectory() as scratch:
@@ -103,7 +110,14 @@ def main() -> None:
                 for number in range(50):  # warm-up: caches, allocator, the first fork
                     round_of(number)
                 before = rss_mb(server.process.pid)
-                timings = [round_of(number) for number in range(50, 50 + args.rounds)]
+                timings = []
+                for number in range(50, 50 + args.rounds):
+                    timings.append(round_of(number))
+                    done = number - 49
+                    if args.rss_every and done % args.rss_every == 0 and done < args.rounds:
+                        print(
+                            f"server RSS after {done} rounds: {rss_mb(server.process.pid):.1f} MB"
+                        )
                 after = rss_mb(server.process.pid)
                 left = api.get("api/agent/suggestions").json()["suggestions"]
                 api.delete(f"api/agent/sessions/{session}")
