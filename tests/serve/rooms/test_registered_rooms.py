@@ -1,18 +1,24 @@
 """Rooms on documents of registered types, on a real server with real clients: a chat through
-jupyterlab-chat's own YChat API, a CAD model through JupyterCAD's class."""
+jupyterlab-chat's own YChat API, a CAD model through JupyterCAD's class, a map through
+JupyterGIS's."""
 
 from __future__ import annotations
 
 import json
 import signal
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
+import pytest
+from jupyter_ydoc.ybasedoc import YBaseDoc
 from jupytercad_core.jcad_ydoc import YJCad
 from jupyterlab_chat.models import NewMessage, User
 from jupyterlab_chat.ychat import YChat
 
 from tests.serve.conftest import STOP_TIMEOUT, RunningServer, jupyter_env, start_server
+from tests.serve.plain_server import apart_env, install_apart
 from tests.serve.rooms.client import eventually, open_socket, room_client
 from tests.serve.rooms.conftest import chat_client, open_session, put_session, write
 from tests.serve.websocket import closed_with
@@ -163,3 +169,66 @@ async def test_a_missing_chat_is_named_as_jupyter_collaboration_names_it(
     write(server.root / "later" / "new.chat", b"")
     async with chat_client(server, room, reply["sessionId"]) as (_, chat):
         assert chat.get_messages() == []
+
+
+@pytest.fixture(scope="module")
+def jupytergis(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, type[YBaseDoc]]]:
+    """JupyterGIS's document type from PyPI, apart from this environment and without its
+    dependencies (it still asks for jupyter-ydoc 3, whose successor Ganymede's rooms use, and
+    its class works with it): where it is installed, and its class for this test's client."""
+    target = install_apart(tmp_path_factory.mktemp("jupytergis"), "jupytergis-core")
+    sys.path.insert(0, str(target))
+    try:
+        from jupytergis_core.jgis_ydoc import YJGIS
+
+        yield target, YJGIS
+    finally:
+        sys.path.remove(str(target))
+
+
+def jgis(*layers: str) -> bytes:
+    content = {
+        "layers": {
+            name: {"name": name, "type": "RasterLayer", "visible": True, "parameters": {}}
+            for name in layers
+        },
+        "layerTree": list(layers),
+        "sources": {},
+        "options": {},
+        "metadata": {},
+    }
+    return json.dumps(content, indent=2).encode()
+
+
+def layer_names(document: YBaseDoc) -> list[str]:
+    return list(json.loads(document.get())["layerTree"])
+
+
+async def test_a_gis_map_opens_in_a_room_takes_in_another_programs_change_and_saves_an_edit(
+    tmp_path: Path, jupytergis: tuple[Path, type[YBaseDoc]]
+) -> None:
+    installed, document_class = jupytergis
+    root = tmp_path / "root"
+    path = write(root / "maps" / "city.jgis", jgis("streets", "parks"))
+    env = apart_env(jupyter_env(tmp_path / "jupyter"), installed)
+    server = start_server(root, env, "--token", "gis-token")
+    try:
+        with server.client() as api:
+            name, session = open_session(api, "maps/city.jgis", "text:jgis")
+        async with room_client(server, name, session, document_class()) as client:
+            assert layer_names(client.shared) == ["streets", "parks"]
+            path.write_bytes(jgis("streets", "parks", "rivers"))
+            await eventually(
+                lambda: layer_names(client.shared) == ["streets", "parks", "rivers"],
+                "the room takes the file in",
+            )
+            client.shared.set(jgis("streets", "rivers").decode())  # a client's edit
+            await eventually(
+                lambda: json.loads(path.read_text())["layerTree"] == ["streets", "rivers"],
+                "the room saves the edit through the class's get()",
+            )
+    finally:
+        server.interrupt()
+        assert server.process.stdout is not None
+        server.process.stdout.close()
+    assert "Traceback" not in server.log.read_text()
