@@ -60,7 +60,6 @@ class GatewayKernelConnection(KernelLine):
         self._arrived: list[Mapping[str, Any]] = []
         self._closed = False
         self._replaced = False
-        self._handshaken = False
         self._alive_checked_at = 0.0
 
     async def _start(self, timeout: float) -> None:
@@ -83,7 +82,6 @@ class GatewayKernelConnection(KernelLine):
         except Exception as error:
             raise KernelDied(f"the gateway's kernel could not be reached: {error}") from error
         await self._handshake(max(deadline - loop.time(), 0.0), HANDSHAKE_RESEND)
-        self._handshaken = True
 
     def _send_kernel_info(self) -> str:
         return self._send("shell", "kernel_info_request", {})

@@ -96,6 +96,8 @@ class KernelLine(abc.ABC):
         self._own_watch = StreamWatch()
         """Fed by the line's own iopub, which subscribed late: used without a manager's."""
         self._watch = self._own_watch if watch is None else watch
+        self._handshaken = False
+        """Set once the line is open: the watches are asked nothing after that."""
         self._outdated = False
 
     @property
@@ -183,6 +185,7 @@ class KernelLine(abc.ABC):
                 self._watch.forget(msg_id)
             due = self._watch.flushes.due(self._kernel_session)
             if due is not None and now >= due:
+                self._handshaken = True
                 return
 
     async def _answered(self, heard: asyncio.Event) -> None:
@@ -237,7 +240,8 @@ class KernelLine(abc.ABC):
                     self._info_reply.set()
             else:
                 self._iopub_live.set()
-                self._own_watch.hear(message, asyncio.get_running_loop().time())
+                if not self._handshaken:  # no per-message work once the line is open
+                    self._own_watch.hear(message, asyncio.get_running_loop().time())
             if execution is None:
                 continue
             execution.last_heard = asyncio.get_running_loop().time()
