@@ -338,8 +338,12 @@ def keeps_cell_ids(notebook: YNotebook) -> bool:
     """Whether the notebook's file keeps its cells' ids: before nbformat 4.5 it does not, and
     a room opened on it again gives its cells new ones."""
     meta = notebook.ydoc.get("meta", type=Map)
-    major, minor = int(meta.get("nbformat", 0)), int(meta.get("nbformat_minor", 0))
-    return not (major == 4 and minor <= _LAST_MINOR_WITHOUT_IDS)
+    return not _without_cell_ids(int(meta.get("nbformat", 0)), int(meta.get("nbformat_minor", 0)))
+
+
+def _without_cell_ids(major: int, minor: int) -> bool:
+    """Whether a notebook of this format is saved without cell ids (before 4.5)."""
+    return major == 4 and minor <= _LAST_MINOR_WITHOUT_IDS
 
 
 def notebook_content(notebook: YNotebook) -> dict[str, Any]:
@@ -351,7 +355,7 @@ def notebook_content(notebook: YNotebook) -> dict[str, Any]:
     meta = read_shared(notebook.ydoc.get("meta", type=Map))
     major, minor = int(meta.get("nbformat", 0)), int(meta.get("nbformat_minor", 0))
     cells = shared_cells(notebook)
-    without_ids = major == 4 and minor <= _LAST_MINOR_WITHOUT_IDS
+    without_ids = _without_cell_ids(major, minor)
     if not without_ids:
         ids = [cell["id"] for cell in cells if cell.get("id")]
         if len(ids) != len(set(ids)):
