@@ -28,8 +28,7 @@ from jupyter_ydoc import YNotebook
 
 from ganymede.agent.presence import awareness_state
 from ganymede.serve.agents.presence import AgentPresence, caret_in
-from ganymede.serve.execution.service import RoomHold
-from ganymede.serve.rooms.presence import AwarenessRoom
+from ganymede.serve.rooms.presence import AwarenessRoom, RoomHold
 
 NOTEBOOK = "edits.ipynb"
 

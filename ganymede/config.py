@@ -36,6 +36,7 @@ LOWER_BOUNDS: dict[tuple[str, str], tuple[float, bool]] = {
     ("serve", "ping_timeout"): (0, False),
     ("serve", "client_queue_messages"): (1, True),
     ("serve", "max_rooms_mb"): (0, True),  # 0: no budget
+    ("serve", "pack_idle_after"): (0, True),  # 0: never
     ("execute", "timeout"): (0, False),
     ("execute", "startup_timeout"): (0, False),
     ("execute", "cache_max_mb"): (0, False),
@@ -62,6 +63,7 @@ class ServeConfig:
     client_queue_messages: int = 10_000
     server_side_execution: bool = True
     max_rooms_mb: float = 0.0  # 0: no budget
+    pack_idle_after: float = 60.0  # 0: never
 
 
 @dataclass

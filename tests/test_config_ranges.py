@@ -39,6 +39,7 @@ def config_file(tmp_path: Path, text: str) -> Path:
         ("[agent]\npresence_idle = 0\n", "[agent] presence_idle must be more than 0, not 0"),
         ("[serve]\nping_timeout = 0\n", "[serve] ping_timeout must be more than 0"),
         ("[serve]\nmax_rooms_mb = -1\n", "[serve] max_rooms_mb must be at least 0, not -1.0"),
+        ("[serve]\npack_idle_after = -1\n", "[serve] pack_idle_after must be at least 0"),
         (
             "[serve]\nping_interval = 30\nping_timeout = 10\n",
             "ping_timeout (10.0) must not be shorter than ping_interval (30.0)",

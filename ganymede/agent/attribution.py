@@ -50,7 +50,6 @@ class NotebookAttribution:
     ) -> None:
         """``cell_ids``: the cells' ids in order when the caller knows them (a room that just
         filled its document does), which spares reading them from the document one by one."""
-        self._cells = cells
         self._author_now = author_now
         self._clock = clock
         self._authors: dict[str, CellAuthors] = {}
@@ -62,6 +61,13 @@ class NotebookAttribution:
         """Counts the transactions that changed any cell: a cheap "did the cells change?"."""
         self._touched: dict[str, int] = {}  # cell id → the version that last changed it
         self._ran: dict[str, int] = {}  # cell id → the version that last changed its outputs
+        self.watch(cells)
+
+    def watch(self, cells: Array[Any]) -> None:
+        """Stamp ``cells``' changes from now on: the cells at the start, and the same cells
+        again once their document is rebuilt after being packed away (``close`` before
+        that). What was recorded stays, as the cells are what they were."""
+        self._cells: Array[Any] | None = cells
         self._subscription = cells.observe_deep(self._on_events)
 
     def authors(self) -> Mapping[str, CellAuthors]:
@@ -99,7 +105,11 @@ class NotebookAttribution:
         self._carried = kept
 
     def close(self) -> None:
-        self._cells.unobserve(self._subscription)
+        """Stop stamping; the record stays. Nothing of the document is kept, so a document
+        packed away goes."""
+        if self._cells is not None:
+            self._cells.unobserve(self._subscription)
+            self._cells = None
 
     def _on_events(self, events: list[Any]) -> None:
         self.version += 1
@@ -112,7 +122,7 @@ class NotebookAttribution:
                 self._on_cells_changed(event, stamp)
             elif isinstance(path[0], int) and path[0] < len(self._order):
                 if len(path) == 1 and isinstance(event, MapEvent) and "id" in event.keys:
-                    self._order[path[0]] = _cell_id(self._cells[path[0]])
+                    self._order[path[0]] = _cell_id(event.target)
                 cell_id = self._order[path[0]]
                 self._touched[cell_id] = self.version
                 if _changes_run(event, path):

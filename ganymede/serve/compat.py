@@ -46,9 +46,8 @@ from pycrdt import Awareness, Doc
 from ganymede.core import normalize_api_path
 from ganymede.errors import FrameError, PathError
 from ganymede.fileid import FileIdStore, api_path_of, os_path_of
-from ganymede.serve.execution.service import RoomHold
 from ganymede.serve.rooms import RoomManager
-from ganymede.serve.rooms.presence import AwarenessRoom, Client
+from ganymede.serve.rooms.presence import AwarenessRoom, Client, RoomHold
 from ganymede.serve.rooms.room import DocumentRoom
 
 YDOC_EXTENSION = "jupyter_server_ydoc"
@@ -177,7 +176,7 @@ class RoomView:
         self._room = room
         self._log = log
         self._document: YBaseDoc | None = (
-            room.document.shared if isinstance(room, DocumentRoom) else None
+            room.hand_out() if isinstance(room, DocumentRoom) else None
         )
         self.ydoc = self._document.ydoc if self._document is not None else Doc()
         self.awareness = Awareness(self.ydoc)
@@ -349,7 +348,7 @@ class CollaborationEvents:
         data = {
             "level": "INFO",
             "room": room.name,
-            "path": str(room.document.shared.path),
+            "path": room.document.path,
             "action": action,
             "msg": message,
         }

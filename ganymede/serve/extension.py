@@ -98,6 +98,7 @@ class GanymedeExtension(ExtensionApp):
             kernel_outputs=self.context.kernel_outputs,
             history=history,
             max_rooms_mb=config.serve.max_rooms_mb,
+            pack_idle_after=config.serve.pack_idle_after,
             log=self.log,
         )
         self.settings[ROOMS_SETTINGS_KEY] = rooms

@@ -54,6 +54,10 @@ HOST_CALLS = Counter(
     "Host API calls from kernels, by method and outcome (ok, or the error code)",
     ["method", "outcome"],
 )
+DOCUMENTS_PACKED = Gauge(
+    "ganymede_room_documents_packed",
+    "Open rooms whose idle document is packed away, costing its packed update until used",
+)
 AGENT_SESSIONS = Gauge("ganymede_agent_sessions_open", "Agent sessions open")
 
 

@@ -10,9 +10,8 @@ from jupyter_ydoc import YNotebook
 
 from ganymede.agent.presence import awareness_state
 from ganymede.serve.agents.presence import AgentPresence, caret_in
-from ganymede.serve.execution.service import RoomHold
 from ganymede.serve.rooms import protocol
-from ganymede.serve.rooms.presence import AwarenessRoom
+from ganymede.serve.rooms.presence import AwarenessRoom, RoomHold
 
 STATE = awareness_state("claude-code", None)
 

@@ -50,10 +50,17 @@ class CellSnapshots:
     def now(self, room: DocumentRoom, content: Mapping[str, Any] | None = None) -> CellsNow:
         """The room's cells now. ``content``, the notebook's content if the caller read it
         already, spares a second whole read where cells cannot be read one by one."""
-        notebook = room.document.shared
-        assert isinstance(notebook, YNotebook)
         attribution = room.attribution
         order = attribution.order() if attribution is not None else []
+        known = self._seen.get(room)
+        if room.document.packed_away is not None and known is not None:
+            assert attribution is not None  # cells were read one by one
+            if list(known) == order and all(
+                seen.version == attribution.cell_version(cell_id) for cell_id, seen in known.items()
+            ):  # nothing changed since: the idle room's document stays packed
+                return _cells_now(known)
+        notebook = room.document.shared
+        assert isinstance(notebook, YNotebook)
         if (
             attribution is None
             or len(set(order)) != len(order)  # ids missing or shared: the content renames them
@@ -61,7 +68,6 @@ class CellSnapshots:
         ):
             whole = notebook_content(notebook) if content is None else content
             return CellsNow(notebook_states(whole), done_requests(whole.get("cells") or []))
-        known = self._seen.get(room)
         if known is None and content is not None:
             cells = content.get("cells") or []
             if [cell.get("id") for cell in cells] == order:
@@ -77,10 +83,7 @@ class CellSnapshots:
                 )
             fresh[cell_id] = seen
         self._seen[room] = fresh
-        return CellsNow(
-            tuple(seen.state for seen in fresh.values()),
-            frozenset(cell_id for cell_id, seen in fresh.items() if seen.request_done),
-        )
+        return _cells_now(fresh)
 
     def _first_look(
         self, room: DocumentRoom, order: list[str], cells: Sequence[Mapping[str, Any]]
@@ -99,10 +102,14 @@ class CellSnapshots:
             for cell_id, cell in zip(order, cells, strict=True)
         }
         self._seen[room] = fresh
-        return CellsNow(
-            tuple(seen.state for seen in fresh.values()),
-            frozenset(cell_id for cell_id, seen in fresh.items() if seen.request_done),
-        )
+        return _cells_now(fresh)
+
+
+def _cells_now(seen_cells: Mapping[str, _SeenCell]) -> CellsNow:
+    return CellsNow(
+        tuple(seen.state for seen in seen_cells.values()),
+        frozenset(cell_id for cell_id, seen in seen_cells.items() if seen.request_done),
+    )
 
 
 def _read_cell(ycell: Map, seen: _SeenCell | None, version: int, run_version: int) -> _SeenCell:

@@ -79,12 +79,11 @@ from ganymede.serve.agents.suggestions import (
 from ganymede.serve.agents.watch import Watcher
 from ganymede.serve.execution import Executions
 from ganymede.serve.execution.requests import CellRequest, ExecuteRequest
-from ganymede.serve.execution.service import RoomHold
 from ganymede.serve.kernels.notebooks import NotebookKernels
 from ganymede.serve.rooms import RoomManager
 from ganymede.serve.rooms.document import notebook_content, read_shared
 from ganymede.serve.rooms.forks import Forks
-from ganymede.serve.rooms.presence import GLOBAL_AWARENESS_ROOM, AwarenessRoom
+from ganymede.serve.rooms.presence import GLOBAL_AWARENESS_ROOM, AwarenessRoom, RoomHold
 from ganymede.serve.rooms.room import DocumentRoom
 from ganymede.serve.service import Service
 

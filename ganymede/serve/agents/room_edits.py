@@ -34,10 +34,10 @@ from ganymede.core import normalize_api_path
 from ganymede.errors import CellNotFound, ReadOnlyRoom, UsageError
 from ganymede.fileid import FileIdStore
 from ganymede.notebook.provenance import NAMESPACE, agent_stamp, request_done_stamp
-from ganymede.serve.execution.service import RoomHold
 from ganymede.serve.rooms import RoomManager
 from ganymede.serve.rooms.document import DocumentKind, keeps_cell_ids
 from ganymede.serve.rooms.patch import patch_text
+from ganymede.serve.rooms.presence import RoomHold
 from ganymede.serve.rooms.room import DocumentRoom
 
 CELL_TYPES = ("code", "markdown", "raw")

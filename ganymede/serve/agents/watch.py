@@ -105,27 +105,26 @@ class Watcher:
         for file_id in [known for known in self._rooms if known not in open_rooms]:
             del self._rooms[file_id]
         for file_id, room in open_rooms.items():
-            notebook = room.document.shared
-            if not isinstance(notebook, YNotebook):
-                continue
+            if room.attribution is None:
+                continue  # not a notebook's document
+            # The version alone until something changed, so an idle room's document packed
+            # away stays packed.
             version = _cells_version(room)
             known = self._rooms.get(file_id)
             if known is None:
-                self._rooms[file_id] = self._first_sight(room, notebook, baseline, now)
+                self._rooms[file_id] = self._first_sight(room, baseline, now)
                 continue
             if version != known.version:
                 known.version, known.changed_at, known.pending = version, now, True
             elif known.pending and now - known.changed_at >= self.settle:
-                self._report(file_id, room, notebook, known, now)
+                self._report(file_id, room, known, now)
 
-    def _first_sight(
-        self, room: DocumentRoom, notebook: YNotebook, baseline: bool, now: float
-    ) -> _Room:
+    def _first_sight(self, room: DocumentRoom, baseline: bool, now: float) -> _Room:
         """A room open when the watcher started is its starting point. One opened since may
         already hold what a person did in it: cells written in it since the watcher started
         are left out of the starting point, so they are reported (as added) once it settles.
         Stamps a reopened room carried over from the room before it were reported then."""
-        states = notebook_states(notebook_content(notebook))
+        states = notebook_states(notebook_content(_notebook(room)))
         pending = False
         if not baseline:
             authors = _authors(room)
@@ -141,10 +140,8 @@ class Watcher:
             states = tuple(state for state in states if state.id not in fresh)
         return _Room(states, self.started, _cells_version(room), now, pending)
 
-    def _report(
-        self, file_id: str, room: DocumentRoom, notebook: YNotebook, known: _Room, now: float
-    ) -> None:
-        content = notebook_content(notebook)
+    def _report(self, file_id: str, room: DocumentRoom, known: _Room, now: float) -> None:
+        content = notebook_content(_notebook(room))
         states = notebook_states(content)
         report = report_changes(
             known.states,
@@ -162,6 +159,12 @@ class Watcher:
             event = {"path": path, **entry.to_json(), "source": sources.get(entry.id, "")}
             self.events.append(event)
             self._arrived.set()
+
+
+def _notebook(room: DocumentRoom) -> YNotebook:
+    notebook = room.document.shared
+    assert isinstance(notebook, YNotebook), "a notebook room's document"
+    return notebook
 
 
 def _cells_version(room: DocumentRoom) -> int:

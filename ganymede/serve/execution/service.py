@@ -32,6 +32,7 @@ from ganymede.serve.execution.requests import CellRequest, ExecuteRequest
 from ganymede.serve.execution.ydoc_outputs import find_cell, start_running
 from ganymede.serve.kernels.manager import HostKernelManager
 from ganymede.serve.rooms import RoomManager
+from ganymede.serve.rooms.presence import RoomHold
 from ganymede.serve.rooms.room import DocumentRoom
 
 PREVIOUS_REQUEST_TIMEOUT = 10.0
@@ -40,16 +41,6 @@ RanBy = Callable[[DocumentRoom], Author]
 CONNECT_TIMEOUT = 60.0
 KERNEL_ACTIONS_EVENT = "https://events.jupyter.org/jupyter_server/kernel_actions/v1"
 """What jupyter_server emits after it starts, restarts, interrupts or shuts down a kernel."""
-
-
-class RoomHold:
-    """A client of a room that listens to nothing: while it is in, the room stays open."""
-
-    def send(self, frame: bytes) -> None:
-        """Frames for the clients are of no use to a run."""
-
-    def close(self, code: int, reason: str) -> None:
-        """The room closing (server stop) ends the hold by itself."""
 
 
 class Executions:

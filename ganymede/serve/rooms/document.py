@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -114,16 +115,26 @@ NOTHING_TO_UNDO = object()
 """The only origin the document's undo manager records: no transaction has it."""
 
 
+def _without_undo(shared: YBaseDoc) -> YBaseDoc:
+    """jupyter_ydoc gives every document an undo manager recording every transaction, for an
+    editor's undo. A room has no undo, and that stack would keep every edit, and every item
+    deleted since the room opened, alive until it closes: it records nothing here."""
+    shared.undo_manager.include_origin(NOTHING_TO_UNDO)
+    return shared
+
+
 class RoomDocument:
     """One file's content as a shared document, loaded once when its room opens."""
 
     def __init__(self, kind: DocumentKind) -> None:
         self.kind = kind
-        self.shared: YBaseDoc = kind.new_shared()
-        # jupyter_ydoc gives every document an undo manager recording every transaction, for an
-        # editor's undo. A room has no undo, and that stack would keep every edit, and every
-        # item deleted since the room opened, alive until it closes: it records nothing here.
-        self.shared.undo_manager.include_origin(NOTHING_TO_UNDO)
+        self._shared: YBaseDoc | None = _without_undo(kind.new_shared())
+        # The document given up by ``pack_away``, its client id, and the path it showed.
+        self._packed_away: tuple[Packed, int, str] | None = None
+        self.used_at = time.monotonic()
+        """When ``shared`` was last asked for: how long the document has gone unused."""
+        self.on_unpack: Callable[[], None] | None = None
+        """Called once ``shared`` is live again after ``pack_away``, before anyone uses it."""
         # The last file versions parsed: the bytes a merge takes in now are the base of the
         # next one, which then need not be parsed again, and a version read ahead while the
         # file settles is parsed before the merge asks for it.
@@ -132,8 +143,52 @@ class RoomDocument:
         self._invented = Invented()
 
     @property
+    def shared(self) -> YBaseDoc:
+        """The live document, rebuilt first if it was packed away."""
+        self.used_at = time.monotonic()
+        if self._shared is None:
+            return self._unpack()
+        return self._shared
+
+    @property
     def doc(self) -> Doc:
         return self.shared.ydoc
+
+    @property
+    def packed_away(self) -> Packed | None:
+        """The document's update while ``pack_away`` has it (None while it is live)."""
+        return self._packed_away[0] if self._packed_away is not None else None
+
+    @property
+    def path(self) -> str:
+        """The path the document shows its clients, read without unpacking it."""
+        if self._packed_away is not None:
+            return self._packed_away[2]
+        return str(self.shared.path)
+
+    def pack_away(self) -> None:
+        """Give up the live document for its update, packed: a Y document costs about four
+        times its file in memory, its packed update about a tenth of it.
+
+        The next ``shared`` rebuilds it whole, under the same client id, so clients' state
+        vectors still match it and the room's own changes go on from its own clock. Whoever
+        observes the document must unobserve it first: a subscription holds it alive.
+        """
+        assert self._shared is not None, "packed away already"
+        doc = self._shared.ydoc
+        self._packed_away = (Packed(doc.get_update()), doc.client_id, str(self._shared.path))
+        self._shared = None
+
+    def _unpack(self) -> YBaseDoc:
+        assert self._packed_away is not None
+        packed, client_id, _ = self._packed_away
+        doc = Doc(client_id=client_id)
+        doc.apply_update(packed.unpack())
+        self._shared = shared = _without_undo(self.kind.new_shared(doc))
+        self._packed_away = None
+        if self.on_unpack is not None:
+            self.on_unpack()
+        return shared
 
     def load(self, data: bytes, path: str, file_hash: str, *, trusted: bool = False) -> list[str]:
         """Fill the empty document from the file's bytes (InvalidNotebook or

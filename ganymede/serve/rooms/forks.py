@@ -25,11 +25,10 @@ from pycrdt import Subscription, TransactionEvent
 from ganymede.agent import Author
 from ganymede.errors import FrameError, GanymedeError, UsageError
 from ganymede.history import PointKind
-from ganymede.serve.execution.service import RoomHold
 from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.document import RoomDocument
 from ganymede.serve.rooms.manager import RoomManager
-from ganymede.serve.rooms.presence import EMPTY_UPDATE, AwarenessRoom, Client
+from ganymede.serve.rooms.presence import EMPTY_UPDATE, AwarenessRoom, Client, RoomHold
 from ganymede.serve.rooms.protocol import RoomName
 from ganymede.serve.rooms.room import DocumentRoom
 

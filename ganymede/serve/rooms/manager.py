@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path, PurePosixPath
@@ -46,6 +47,8 @@ DEFAULT_GRACE_PERIOD = 60.0
 # system: rooms closing together (a hundred, at a grace period's end) cost one collection, not a
 # hundred, and an open's scratch (the file's bytes, their parse) does not stay resident.
 HEAP_RELEASE_DELAY = 1.0
+# How often, as a share of ``pack_idle_after``, the rooms are looked over for documents to pack.
+PACK_CHECKS_PER_PERIOD = 4
 
 
 class RoomObserver(Protocol):
@@ -82,13 +85,15 @@ class RoomManager:
         kernel_outputs: KernelOutputs | None = None,
         history: HistoryRecorder | None = None,
         max_rooms_mb: float = 0.0,
+        pack_idle_after: float = 0.0,
         log: logging.Logger | None = None,
     ) -> None:
         """``kernel_outputs``: what the server's kernels sent (none: no client-written rich
         output is trusted); ``history``: where document rooms record their updates (none: they
         keep no history); ``max_rooms_mb``: what the open document rooms may cost together,
         by their estimates (0: no budget), before clientless ones close ahead of their grace
-        period's end."""
+        period's end; ``pack_idle_after``: seconds a room's document goes unused before it is
+        packed away (``DocumentRoom.pack_if_idle``; 0: never)."""
         self.session_id = str(uuid.uuid4())
         self.file_ids = file_ids
         self.hash_algorithm = hash_algorithm
@@ -98,6 +103,8 @@ class RoomManager:
         self.kernel_outputs = kernel_outputs if kernel_outputs is not None else KernelOutputs()
         self.history = history
         self.max_rooms_mb = max_rooms_mb
+        self.pack_idle_after = pack_idle_after
+        self._packing: asyncio.Task[None] | None = None
         self.log = log if log is not None else logging.getLogger(__name__)
         self._rooms: dict[str, AwarenessRoom] = {}
         self._opening: dict[str, asyncio.Future[AwarenessRoom]] = {}
@@ -161,7 +168,7 @@ class RoomManager:
         return [
             room
             for room in self._watched
-            if self._rooms.get(room.name) is room and _within(str(room.document.shared.path), top)
+            if self._rooms.get(room.name) is room and _within(room.document.path, top)
         ]
 
     async def look_again(self, rooms: list[DocumentRoom]) -> None:
@@ -191,7 +198,7 @@ class RoomManager:
         names: set[str] = set()
         for room in self._rooms.values():
             if isinstance(room, DocumentRoom):
-                names.add(PurePosixPath(str(room.document.shared.path)).name)
+                names.add(PurePosixPath(room.document.path).name)
                 watched = self._watched.get(room)
                 if watched is not None:
                     names.add(watched.name)
@@ -298,6 +305,8 @@ class RoomManager:
         await asyncio.gather(*closing, *(self._close(room) for room in rooms))
         if self._heap_release is not None:
             self._heap_release.cancel()
+        if self._packing is not None:
+            self._packing.cancel()
         if self.history is not None:
             await self.history.stop()  # the rooms' last saves are in it
 
@@ -321,6 +330,8 @@ class RoomManager:
         self._keep_within_budget()
         if isinstance(room, DocumentRoom):
             self._release_heap_soon()
+            if self.pack_idle_after > 0 and self._packing is None:
+                self._packing = asyncio.create_task(self._pack_idle_documents())
         return room
 
     async def _load(self, name: RoomName) -> DocumentRoom:
@@ -452,6 +463,21 @@ class RoomManager:
         await room.abandon()
         await self._release(room)
         self._closed(room)
+
+    async def _pack_idle_documents(self) -> None:
+        """Look over the rooms now and then: those whose documents went unused for
+        ``pack_idle_after`` seconds pack them away, and the memory goes back to the system."""
+        while True:
+            await asyncio.sleep(self.pack_idle_after / PACK_CHECKS_PER_PERIOD)
+            now = time.monotonic()
+            packed = [
+                room.name
+                for room in list(self._rooms.values())
+                if isinstance(room, DocumentRoom) and room.pack_if_idle(self.pack_idle_after, now)
+            ]
+            if packed:
+                self.log.debug("rooms %s: idle, their documents packed away", ", ".join(packed))
+                self._release_heap_soon()
 
     def _closed(self, room: AwarenessRoom) -> None:
         for observer in self._observers:

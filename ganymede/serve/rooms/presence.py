@@ -28,6 +28,18 @@ class Client(Protocol):
     def close(self, code: int, reason: str) -> None: ...
 
 
+class RoomHold:
+    """A client of a room on the server's side (a run, an agent's or a kernel's edits, an
+    extension's view) that listens to nothing: while it is in, the room stays open, and its
+    document stays live (it is not packed away while the holder may be using it)."""
+
+    def send(self, frame: bytes) -> None:
+        """Frames for the clients are of no use to a holder."""
+
+    def close(self, code: int, reason: str) -> None:
+        """The room closing (server stop) ends the hold by itself."""
+
+
 class AwarenessRoom(Service):
     """Relays awareness frames to every client, the sender included.
 

@@ -16,7 +16,8 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 from jupyter_ydoc import YNotebook
-from pycrdt import Text, TransactionEvent
+from jupyter_ydoc.ybasedoc import YBaseDoc
+from pycrdt import Subscription, Text, TransactionEvent
 
 from ganymede.agent import ANOTHER_PROGRAM, PERSON, UNKNOWN_AUTHOR, Author, AuthorKind
 from ganymede.agent.attribution import NotebookAttribution
@@ -31,7 +32,7 @@ from ganymede.serve.rooms.history import RoomHistory
 from ganymede.serve.rooms.mergein import FileMerge, apply_merge, merge_file_change, restore_roots
 from ganymede.serve.rooms.packed import Packed
 from ganymede.serve.rooms.patch import patch_notebook, patch_text
-from ganymede.serve.rooms.presence import EMPTY_UPDATE, AwarenessRoom, Client
+from ganymede.serve.rooms.presence import EMPTY_UPDATE, AwarenessRoom, Client, RoomHold
 from ganymede.serve.rooms.protocol import SaveStatus
 from ganymede.serve.rooms.readahead import ReadAhead
 from ganymede.serve.rooms.shape_guard import ShapeGuard
@@ -98,7 +99,7 @@ class DocumentRoom(AwarenessRoom):
         # now, read and serialised when a save first compares with it, so an open does not
         # wait for it (as after a merge that leaves the room holding what the file holds).
         loaded = document.doc.get_update()
-        self.estimated_mb = len(loaded) * MEMORY_PER_UPDATE_BYTE / 2**20
+        self._live_mb = len(loaded) * MEMORY_PER_UPDATE_BYTE / 2**20
         self._loaded_content: Callable[[], Any] | None = document.content_later(loaded)
         self.history: RoomHistory | None = (
             begin_history(loaded) if begin_history is not None else None
@@ -115,7 +116,9 @@ class DocumentRoom(AwarenessRoom):
         self._viewers: set[Client] = set()
         self._save_lock = asyncio.Lock()
         self._autosave = Autosave(save_delay, self._save_quietly)
-        self._subscription = document.doc.observe(self._on_change)
+        self._subscription: Subscription | None = document.doc.observe(self._on_change)
+        self._closed = False
+        self._handed_out = False
         self._trust = OutputTrust(document, self._writer, log, kernel_outputs)
         self._trust.take_loaded(document.parse(snapshot.data, snapshot.path), cell_ids, signed)
         self._read_ahead = ReadAhead(
@@ -128,6 +131,13 @@ class DocumentRoom(AwarenessRoom):
             else None
         )
         document.forget_parses()
+        document.on_unpack = self._unpacked
+
+    @property
+    def estimated_mb(self) -> float:
+        """What the room costs in memory, as the ``max_rooms_mb`` budget counts it."""
+        packed = self.document.packed_away
+        return packed.packed_size / 2**20 if packed is not None else self._live_mb
 
     @property
     def _base(self) -> bytes:
@@ -178,10 +188,7 @@ class DocumentRoom(AwarenessRoom):
                 await self.save()
         finally:
             await super().stop()
-            self.document.doc.unobserve(self._subscription)
-            self._trust.close()
-            if self.attribution is not None:
-                self.attribution.close()
+            self._done_with_document()
 
     def join(self, client: Client) -> None:
         """Admit a client: ask it for what the room lacks (it asks the same of us)."""
@@ -354,7 +361,7 @@ class DocumentRoom(AwarenessRoom):
 
     def _follow_path(self, path: str) -> None:
         """The file was renamed through the contents API; JupyterLab re-keys on ``state.path``."""
-        if self.document.shared.path != path:
+        if self.document.path != path:  # read without unpacking a packed document
             with self._own_changes():
                 self.document.shared.path = path
 
@@ -366,7 +373,71 @@ class DocumentRoom(AwarenessRoom):
             for client in list(self.clients):
                 client.close(protocol.CloseCode.FILE_NOT_FOUND, "file not found")
             self.clients.clear()
-            self.document.doc.unobserve(self._subscription)
+            self._done_with_document()
+
+    def hand_out(self) -> YBaseDoc:
+        """The live document, for an extension that keeps it (jupyterlab-chat's router,
+        jupyter-ai's personas): from now on it is never packed away, as they would hold on to
+        a document the room no longer has."""
+        self._handed_out = True
+        return self.document.shared
+
+    def pack_if_idle(self, idle_for: float, now: float) -> bool:
+        """Pack the document away (``RoomDocument.pack_away``) when nothing has used it for
+        ``idle_for`` seconds: clients who only look (or nobody, in the grace period) cost its
+        packed update, and the next message that needs it rebuilds it. Never a room with
+        unsaved edits, a save under way, a hold of the server's in it (a run, an agent's or a
+        kernel's edits, which keep the document's parts), or a document handed out; only
+        notebooks and text files (a registered class may keep state of its own)."""
+        document = self.document
+        if (
+            self._closed
+            or self._handed_out
+            or document.packed_away is not None
+            or document.kind.registered
+            or now - document.used_at < idle_for
+            or self.has_unsaved_edits
+            or self._save_lock.locked()
+            or any(isinstance(client, RoomHold) for client in self.clients)
+        ):
+            return False
+        self._unwatch_document()
+        document.pack_away()
+        metrics.DOCUMENTS_PACKED.inc()
+        return True
+
+    def _unpacked(self) -> None:
+        """The document is live again: observe it as before it was packed (not once the room
+        has closed: a late reader of a closed room's document must not bring it back)."""
+        if self._closed:
+            return
+        metrics.DOCUMENTS_PACKED.dec()
+        document = self.document
+        self._subscription = document.doc.observe(self._on_change)
+        self._trust.watch()
+        if self.attribution is not None:
+            self.attribution.watch(document.shared.ycells)  # type: ignore[attr-defined]
+
+    def _done_with_document(self) -> None:
+        """The room has closed: it observes its document no more."""
+        self._unwatch_document()
+        if self.document.packed_away is not None:
+            metrics.DOCUMENTS_PACKED.dec()
+        self._closed = True
+
+    def _unwatch_document(self) -> None:
+        """Stop observing the document, the shape guard's watch included: a subscription holds
+        the document alive through a reference Python cannot see (the room's own methods)."""
+        if self._subscription is None:
+            return
+        self.document.doc.unobserve(self._subscription)
+        self._subscription = None
+        self._trust.close()
+        if self.attribution is not None:
+            self.attribution.close()
+        guard = self.__dict__.pop("_shape_guard", None)
+        if guard is not None:
+            guard.close()
 
     async def _save_locked(self, explicit: bool) -> SaveStatus:
         file_won = False

@@ -66,9 +66,18 @@ class ShapeGuard:
         # Index → the keys the update set on that cell (None: all of them, a new cell or type).
         self._touched_cells: dict[int, set[str] | None] = {}
         self._meta_touched = False
-        # For the document's lifetime: the room makes its guard once and keeps it.
-        self._cells.observe_deep(self._on_cells_events)
-        self._meta.observe(self._on_meta_event)
+        # For the document's lifetime, or until the room packs it away (``close``).
+        self._subscriptions = (
+            self._cells.observe_deep(self._on_cells_events),
+            self._meta.observe(self._on_meta_event),
+        )
+
+    def close(self) -> None:
+        """Stop watching: the document is being packed away, and a subscription would keep it
+        alive (the room makes a new guard for the rebuilt one)."""
+        cells_subscription, meta_subscription = self._subscriptions
+        self._cells.unobserve(cells_subscription)
+        self._meta.unobserve(meta_subscription)
 
     def apply(self, update: bytes) -> str | None:
         """Apply a client's update (ValueError if it is not one): why the notebook cannot be

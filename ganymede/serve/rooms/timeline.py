@@ -24,12 +24,12 @@ from pycrdt import Doc, Text
 
 from ganymede.history import HistoryStore, PointInfo, PointKind
 from ganymede.history.points import step_points
-from ganymede.serve.execution.service import RoomHold
 from ganymede.serve.rooms.document import DocumentKind, RoomDocument
 from ganymede.serve.rooms.forks import ForkRoom, Forks, UnknownFork
 from ganymede.serve.rooms.manager import RoomManager
 from ganymede.serve.rooms.mergein import restore_roots
 from ganymede.serve.rooms.patch import patch_notebook, patch_text
+from ganymede.serve.rooms.presence import RoomHold
 
 Direction = Literal["undo", "redo"]
 

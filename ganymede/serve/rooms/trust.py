@@ -131,12 +131,19 @@ class OutputTrust:
         self._captured: tuple[bytes, bool] | None = None  # last bytes serialised, all trusted?
         self._signed_digest: bytes | None = None  # of the bytes last signed
         self._subscription = None
-        if document.kind is DocumentKind.NOTEBOOK:
-            self._subscription = document.shared.ycells.observe_deep(self._on_cells_change)
+        self._enabled = document.kind is DocumentKind.NOTEBOOK
+        self.watch()
+
+    def watch(self) -> None:
+        """Judge the cells' changes from now on: at the start, and each time the room's
+        document is live again after being packed away (``close`` before that)."""
+        if self._enabled and self._subscription is None:
+            cells = self._document.shared.ycells
+            self._subscription = cells.observe_deep(self._on_cells_change)
 
     @property
     def enabled(self) -> bool:
-        return self._subscription is not None
+        return self._enabled
 
     def take_loaded(self, content: Any, cell_ids: list[str], signed: bool) -> None:
         """Judge the outputs the room opened with by the file's signature: the document was
