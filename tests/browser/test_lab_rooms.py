@@ -7,15 +7,19 @@ person sees and what lands on disk; nothing here speaks the room protocol itself
 from __future__ import annotations
 
 import re
+import time
 import urllib.parse
 from pathlib import Path
 
+import httpx
+import pytest
 from nbformat.v4 import new_code_cell, new_markdown_cell
 from playwright.sync_api import expect
 
 from tests.browser.conftest import OpenLab
 from tests.browser.lab import expect_source, sources_on_disk, wait_for_disk, write_notebook
 from tests.serve.conftest import RunningServer
+from tests.serve.test_metrics import figures, value
 
 DIRTY = re.compile(r"\bjp-mod-dirty\b")
 
@@ -100,3 +104,32 @@ def test_a_text_file_opens_through_its_room_and_an_edit_reaches_it(
     lab.type_at_end(lab.file_editor, "x = 2")
 
     wait_for_disk(path, Path.read_text, "print(1)\nx = 2")
+
+
+@pytest.mark.parametrize("served", ["[serve]\npack_idle_after = 0.5\n"], indirect=True)
+def test_pages_edit_on_after_their_idle_room_packed_its_document(
+    served: RunningServer, lab_page: OpenLab
+) -> None:
+    """Each pause packs the room's document away; the next keystroke's update rebuilds it, and
+    neither page notices: no reload, no dialog, each sees the other's typing."""
+    path = write_notebook(served.root / "paused.ipynb", new_code_cell("x = 1"))
+    first, second = lab_page("paused.ipynb"), lab_page("paused.ipynb")
+    with served.client() as api:
+        for page, other, typed in ((first, second, " + 2"), (second, first, " + 3")):
+            wait_until_packed(api)
+            page.type_at_end(page.cell_editor(0), typed)
+            expect(other.cell_editor(0)).to_contain_text(typed)
+        wait_for_disk(path, sources_on_disk, ["x = 1 + 2 + 3"])
+        wait_until_packed(api)
+    name = f"json:notebook:{first.session_reply()['fileId']}"
+    for page in (first, second):
+        sockets = page.room_websockets(name)
+        assert len(sockets) == 1 and not sockets[0].is_closed(), page.diagnostics()
+        assert page.page.locator(".jp-Dialog").count() == 0
+
+
+def wait_until_packed(api: httpx.Client) -> None:
+    deadline = time.monotonic() + 30
+    while value(figures(api), "ganymede_room_documents_packed") != 1:
+        assert time.monotonic() < deadline, "the idle room never packed its document"
+        time.sleep(0.1)
