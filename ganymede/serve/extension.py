@@ -45,6 +45,7 @@ from ganymede.serve.kernels.notebooks import NotebookKernels
 from ganymede.serve.kernels.websocket import with_host_filter
 from ganymede.serve.rooms import ROOMS_SETTINGS_KEY, RoomManager
 from ganymede.serve.rooms.forks import Forks
+from ganymede.serve.rooms.heap import keep_large_blocks_apart
 from ganymede.serve.rooms.history import HistoryRecorder
 from ganymede.serve.rooms.timeline import Timelines
 
@@ -83,6 +84,7 @@ class GanymedeExtension(ExtensionApp):
         file_ids = FileIdStore(root, log=self.log)
         self.context = GanymedeContext(config=config, root=root, file_ids=file_ids, log=self.log)
         self.settings[SETTINGS_KEY] = self.context
+        keep_large_blocks_apart()
         history = None
         if config.history.enabled:
             bounds = Bounds(config.history.max_age_days, config.history.max_mb_per_document)

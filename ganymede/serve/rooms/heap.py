@@ -4,6 +4,13 @@ A closed room's document, Rust's and Python's, is freed, but glibc's allocator k
 pages mapped for later, so the server's resident size stays at its peak: after a hundred rooms
 close it would hold what they held for good. ``malloc_trim`` hands the free pages back. Where
 the C library has none (musl, macOS), nothing is released here and nothing breaks.
+
+Blocks of a file's size (its bytes, a document's update, their packed and parsed forms) are the
+other half. glibc gives a block of 128 KB or more pages of its own, handed back the moment it is
+freed, but each time one is freed it raises that threshold to the block's size (up to 32 MB):
+after the first room closes, every later file's bytes come from the heap, and leave it in pieces
+that a trim cannot give back while a small block sits among them. The server keeps the threshold
+where it starts.
 """
 
 from __future__ import annotations
@@ -11,7 +18,13 @@ from __future__ import annotations
 import ctypes
 import functools
 import gc
+import os
 from collections.abc import Callable
+
+# mallopt's parameter for the size from which blocks get pages of their own, and that size.
+M_MMAP_THRESHOLD = -3
+LARGE_BLOCK = 128 * 1024
+THRESHOLD_VARIABLE = "MALLOC_MMAP_THRESHOLD_"
 
 
 @functools.cache
@@ -34,3 +47,18 @@ def release_freed_memory() -> bool:
         return False
     trim(0)
     return True
+
+
+def keep_large_blocks_apart() -> bool:
+    """Fix glibc's threshold for blocks with pages of their own at ``LARGE_BLOCK`` (see the
+    module's docstring); False where the C library has no ``mallopt``, or when the environment
+    sets the threshold itself (glibc reads ``MALLOC_MMAP_THRESHOLD_`` at start: that wins)."""
+    if THRESHOLD_VARIABLE in os.environ:
+        return False
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (AttributeError, OSError):
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    return bool(mallopt(M_MMAP_THRESHOLD, LARGE_BLOCK))
