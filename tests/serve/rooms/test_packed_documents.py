@@ -102,6 +102,13 @@ def later() -> float:
     return time.monotonic() + 1
 
 
+def let_go_and_pack(manager: RoomManager, room: DocumentRoom) -> None:
+    """The fixture's hold leaves (people's clients stay) and the room packs, as if idle."""
+    (hold,) = (client for client in room.clients if isinstance(client, RoomHold))
+    manager.leave(room, hold)
+    assert room.pack_if_idle(0, later())
+
+
 async def joined(manager: RoomManager, room: DocumentRoom, name: str) -> Replica:
     replica = Replica(Person(name))
     await manager.join(room.name, replica.person)
@@ -132,9 +139,7 @@ async def test_an_edit_to_a_packed_room_reaches_the_others_the_file_and_the_reco
 ) -> None:
     manager, room, path = opened
     ada, bob = await joined(manager, room, "ada"), await joined(manager, room, "bob")
-    (hold,) = (client for client in room.clients if isinstance(client, RoomHold))
-    manager.leave(room, hold)
-    assert room.pack_if_idle(0, later())
+    let_go_and_pack(manager, room)
 
     await ada.edit_first_cell(room, " + 1")
     assert room.document.packed_away is None
@@ -184,9 +189,7 @@ async def test_an_update_that_would_leave_the_notebook_unsaveable_is_still_refus
     ada = await joined(manager, room, "ada")
     await ada.edit_first_cell(room, " + 1")  # the room's shape guard is made here
     assert await room.save() == "success"
-    (hold,) = (client for client in room.clients if isinstance(client, RoomHold))
-    manager.leave(room, hold)
-    assert room.pack_if_idle(0, later())
+    let_go_and_pack(manager, room)
 
     state = ada.notebook.ydoc.get_state()
     del ada.notebook.ycells[0]["source"]
@@ -200,9 +203,7 @@ async def test_a_change_on_disk_merges_into_a_packed_room(
 ) -> None:
     manager, room, path = opened
     ada = await joined(manager, room, "ada")
-    (hold,) = (client for client in room.clients if isinstance(client, RoomHold))
-    manager.leave(room, hold)
-    assert room.pack_if_idle(0, later())
+    let_go_and_pack(manager, room)
 
     changed = [f"x_{n} = {n}" for n in range(CELLS)]
     changed[5] = "x_5 = 'from another program'"
