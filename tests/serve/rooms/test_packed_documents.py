@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from jupyter_ydoc import YNotebook
+from jupyter_ydoc import YNotebook, YUnicode
 from pycrdt import Doc
 
 from ganymede.agent import AuthorKind
@@ -273,6 +273,15 @@ async def test_a_server_packs_idle_rooms_and_unpacks_them_for_an_edit(tmp_path: 
                 assert sources(carol) == sources(ada)
             write(path, notebook_bytes("y = 'rewritten'", *(f"y = {n}" for n in range(1, 50))))
             await eventually(lambda: sources(bob)[0] == "y = 'rewritten'", "the change on disk")
+        script = write(server.root / "idle.py", b"print('idle')\n")
+        name, session = open_session(api, "idle.py", "text:file")
+        async with room_client(server, name, session) as ada:
+            await eventually(lambda: packed(api) == 2, "the text file's room to pack too")
+            text: YUnicode = ada.shared  # type: ignore[assignment]
+            with text.ydoc.transaction():
+                text._ysource += "x = 1\n"
+                text.ystate["dirty"] = True
+            await eventually(lambda: script.read_text() == "print('idle')\nx = 1\n", "its save")
 
 
 def packed(api: httpx.Client) -> float:
