@@ -33,7 +33,9 @@ from ganymede.serve.execution.ydoc_outputs import (
     RoomCellOutputs,
     RoomDisplays,
     find_cell,
+    notebook_of,
 )
+from ganymede.serve.rooms.document import RoomDocument
 from ganymede.trust.outputs import KernelOutputs
 
 REMEMBERED_REQUESTS = 10_000
@@ -52,7 +54,8 @@ class CellRun:
 class Batch:
     """Cells of one room run as one unit; ``done`` is set once it ended, however it ended."""
 
-    notebook: YNotebook
+    document: RoomDocument
+    """The room's, held open (and its notebook live) until ``release``."""
     cells: list[CellRun]
     request_id: str | None = None
     release: Callable[[], None] = lambda: None
@@ -62,6 +65,10 @@ class Batch:
     failure: dict[str, Any] | None = None
     """The error of the cell that stopped the batch (``ename``, ``evalue``, ``traceback``)."""
     done: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def notebook(self) -> YNotebook:
+        return notebook_of(self.document)
 
 
 ConnectionOpener = Callable[[], Awaitable[KernelLine]]
@@ -75,7 +82,7 @@ async def run_batch(
     remaining = list(batch.cells)
     while remaining and batch.failure is None:
         cell = remaining.pop(0)
-        outputs = RoomCellOutputs(batch.notebook, cell.cell_id, displays)
+        outputs = RoomCellOutputs(batch.document, cell.cell_id, displays)
         if not cell.source.strip():
             outputs.finish(None)  # JupyterLab sends no empty cell to the kernel
             continue
@@ -108,7 +115,7 @@ def next_batch(waiting: deque[Batch]) -> Batch:
     head = waiting[0]
     together = []
     for batch in waiting:
-        if not (head.from_lab and batch.from_lab and batch.notebook is head.notebook):
+        if not (head.from_lab and batch.from_lab and batch.document is head.document):
             break
         together.append(batch)
     chosen = head

@@ -94,7 +94,7 @@ class Executions:
                     assert ycell is not None  # just checked, with no await since
                     start_running(ycell)
                     room.trust_outputs(run.cell_id)  # outputs of runs on this server are trusted
-                    queue.displays.forget_cell(notebook, run.cell_id)
+                    queue.displays.forget_cell(room.document, run.cell_id)
             if ran_by is not None and room.attribution is not None:
                 author = ran_by(room)
                 for run in runs:
@@ -103,7 +103,7 @@ class Executions:
             self.rooms.leave(room, hold)
             raise
         batch = Batch(
-            notebook,
+            room.document,
             runs,
             request.request_id,
             from_lab=request.until_ran,

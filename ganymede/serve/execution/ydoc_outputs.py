@@ -22,13 +22,19 @@ from jupyter_ydoc.utils import cast_all
 from pycrdt import Array, Map, Text
 
 from ganymede.execute.outputs import OutputRules, apply_terminal_controls
-from ganymede.serve.rooms.document import live_value
+from ganymede.serve.rooms.document import RoomDocument, live_value
 
 RUNNING = "running"
 IDLE = "idle"
 
 IopubMessage = tuple[str, Mapping[str, Any]]
 """An iopub message's type and content."""
+
+
+def notebook_of(document: RoomDocument) -> YNotebook:
+    notebook = document.shared
+    assert isinstance(notebook, YNotebook), "runs write into notebooks only"
+    return notebook
 
 
 def find_cell(notebook: YNotebook, cell_id: str) -> Map | None:
@@ -59,9 +65,12 @@ def start_running(ycell: Map) -> None:
 
 @dataclass
 class _Shown:
-    """Where an output with a display id sits, and the data it was last given."""
+    """Where an output with a display id sits, and the data it was last given.
 
-    notebook: YNotebook
+    By the room's document, not its notebook: an update may come runs later, when the room has
+    packed its idle document away and rebuilt it (``RoomDocument.shared`` is the live one)."""
+
+    document: RoomDocument
     cell_id: str
     index: int
     data: dict[str, Any]
@@ -79,14 +88,19 @@ class RoomDisplays:
         self._shown: dict[str, list[_Shown]] = {}
 
     def register(
-        self, display_id: str, notebook: YNotebook, cell_id: str, index: int, data: dict[str, Any]
+        self,
+        display_id: str,
+        document: RoomDocument,
+        cell_id: str,
+        index: int,
+        data: dict[str, Any],
     ) -> None:
-        self._shown.setdefault(display_id, []).append(_Shown(notebook, cell_id, index, data))
+        self._shown.setdefault(display_id, []).append(_Shown(document, cell_id, index, data))
 
-    def forget_cell(self, notebook: YNotebook, cell_id: str) -> None:
+    def forget_cell(self, document: RoomDocument, cell_id: str) -> None:
         """The cell's outputs were cleared: its displays are gone."""
         for display_id, places in list(self._shown.items()):
-            kept = [p for p in places if not (p.notebook is notebook and p.cell_id == cell_id)]
+            kept = [p for p in places if not (p.document is document and p.cell_id == cell_id)]
             if kept:
                 self._shown[display_id] = kept
             else:
@@ -98,7 +112,7 @@ class RoomDisplays:
         data = live_value(dict(content.get("data", {})))
         metadata = live_value(dict(content.get("metadata", {})))
         for place in self._shown.get(display_id, []):
-            ycell = find_cell(place.notebook, place.cell_id)
+            ycell = find_cell(notebook_of(place.document), place.cell_id)
             outputs = None if ycell is None else ycell.get("outputs")
             if not isinstance(outputs, Array) or place.index >= len(outputs):
                 continue
@@ -156,11 +170,13 @@ class RoomCellOutputs:
     re-inserts the cell); outputs for a cell deleted meanwhile go nowhere.
     """
 
-    def __init__(self, notebook: YNotebook, cell_id: str, displays: RoomDisplays) -> None:
-        self.notebook = notebook
+    def __init__(self, document: RoomDocument, cell_id: str, displays: RoomDisplays) -> None:
+        """``document``: the room's, which the run holds open and live."""
+        self.document = document
+        self.notebook = notebook_of(document)
         self.cell_id = cell_id
         self.displays = displays
-        self._ycell = find_cell(notebook, cell_id)
+        self._ycell = find_cell(self.notebook, cell_id)
         self._stream: _OpenStream | None = None
         self._rules = OutputRules(self)
 
@@ -199,7 +215,7 @@ class RoomCellOutputs:
         outputs.append(Map(live_value(output)))
         if display_id:
             index = len(outputs) - 1
-            self.displays.register(display_id, self.notebook, self.cell_id, index, output["data"])
+            self.displays.register(display_id, self.document, self.cell_id, index, output["data"])
 
     def start_stream(self, name: str, text: str) -> None:
         outputs = self._outputs()
@@ -224,7 +240,7 @@ class RoomCellOutputs:
         outputs = self._outputs()
         if outputs is not None:
             outputs.clear()
-        self.displays.forget_cell(self.notebook, self.cell_id)
+        self.displays.forget_cell(self.document, self.cell_id)
 
     def update_display(self, display_id: str, content: Mapping[str, Any]) -> None:
         self.displays.update(display_id, content)

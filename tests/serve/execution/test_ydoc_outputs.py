@@ -13,12 +13,15 @@ from ganymede.serve.execution.ydoc_outputs import (
     RoomDisplays,
     cell_as_room_has_it,
     find_cell,
+    notebook_of,
     start_running,
 )
+from ganymede.serve.rooms.document import DocumentKind, RoomDocument
 
 
-def notebook(*cell_ids: str) -> YNotebook:
-    shared = YNotebook()
+def notebook(*cell_ids: str) -> RoomDocument:
+    """A room's document holding code cells of these ids, each with an old output."""
+    document = RoomDocument(DocumentKind.NOTEBOOK)
     cells = [
         {
             "cell_type": "code",
@@ -30,8 +33,8 @@ def notebook(*cell_ids: str) -> YNotebook:
         }
         for cell_id in cell_ids
     ]
-    shared.set({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
-    return shared
+    document.shared.set({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5})
+    return document
 
 
 def cell(shared: YNotebook, cell_id: str) -> dict[str, Any]:
@@ -45,7 +48,8 @@ def stream(text: str, name: str = "stdout") -> dict[str, str]:
 
 
 def test_start_running_clears_outputs_and_count() -> None:
-    shared = notebook("a")
+    document = notebook("a")
+    shared = notebook_of(document)
     ycell = find_cell(shared, "a")
     assert ycell is not None
     start_running(ycell)
@@ -61,8 +65,9 @@ def test_start_running_clears_outputs_and_count() -> None:
 
 
 def test_streams_join_in_one_text_and_carriage_returns_rewrite_only_the_last_line() -> None:
-    shared = notebook("a")
-    outputs = RoomCellOutputs(shared, "a", RoomDisplays())
+    document = notebook("a")
+    shared = notebook_of(document)
+    outputs = RoomCellOutputs(document, "a", RoomDisplays())
     outputs.handle([("clear_output", {"wait": False})])
     texts = []
     for text in ["a📊\n10%", "\r20%", "\r3", "0%", "\r30%\ndone\n", "x\b", "y\n"]:
@@ -83,8 +88,9 @@ def test_streams_join_in_one_text_and_carriage_returns_rewrite_only_the_last_lin
 
 
 def test_each_handing_over_is_one_update_and_text_grows_at_its_end() -> None:
-    shared = notebook("a")
-    outputs = RoomCellOutputs(shared, "a", RoomDisplays())
+    document = notebook("a")
+    shared = notebook_of(document)
+    outputs = RoomCellOutputs(document, "a", RoomDisplays())
     outputs.handle([("clear_output", {"wait": False})])
     outputs.handle([("stream", stream("first\n"))])
     updates: list[bytes] = []
@@ -127,17 +133,22 @@ def test_messages_handed_over_together_give_what_they_give_one_by_one_in_one_upd
     def collect(event: TransactionEvent) -> None:
         updates.append(event.update)
 
-    subscription = together.ydoc.observe(collect)
+    subscription = together.doc.observe(collect)
     RoomCellOutputs(together, "a", RoomDisplays()).handle(MIXED)
-    together.ydoc.unobserve(subscription)
+    together.doc.unobserve(subscription)
     assert len(updates) == 1
-    assert cell(together, "a") == cell(one_by_one, "a")
-    assert [o.get("text") for o in cell(together, "a")["outputs"]] == ["kept\n", None, "end"]
+    assert cell(notebook_of(together), "a") == cell(notebook_of(one_by_one), "a")
+    assert [o.get("text") for o in cell(notebook_of(together), "a")["outputs"]] == [
+        "kept\n",
+        None,
+        "end",
+    ]
 
 
 def test_the_room_and_the_headless_runner_build_the_same_outputs() -> None:
-    shared = notebook("a")
-    room = RoomCellOutputs(shared, "a", RoomDisplays())
+    document = notebook("a")
+    shared = notebook_of(document)
+    room = RoomCellOutputs(document, "a", RoomDisplays())
     headless = CellOutputs([], DisplayRegistry())
     messages = [("execute_input", {"execution_count": 3}), *MIXED]
     messages.append(("execute_result", {"data": {"text/plain": "r"}, "metadata": {}}))
@@ -150,8 +161,9 @@ def test_the_room_and_the_headless_runner_build_the_same_outputs() -> None:
 
 
 def test_ten_thousand_lines_handed_over_together_are_one_update() -> None:
-    shared = notebook("a")
-    outputs = RoomCellOutputs(shared, "a", RoomDisplays())
+    document = notebook("a")
+    shared = notebook_of(document)
+    outputs = RoomCellOutputs(document, "a", RoomDisplays())
     outputs.handle([("clear_output", {"wait": False})])
     lines = [("stream", stream(f"{i}\n")) for i in range(10_000)]
     updates: list[bytes] = []
@@ -170,8 +182,9 @@ def test_ten_thousand_lines_handed_over_together_are_one_update() -> None:
 
 
 def test_a_deferred_clear_waits_for_the_next_output() -> None:
-    shared = notebook("a")
-    outputs = RoomCellOutputs(shared, "a", RoomDisplays())
+    document = notebook("a")
+    shared = notebook_of(document)
+    outputs = RoomCellOutputs(document, "a", RoomDisplays())
     outputs.handle([("clear_output", {"wait": True})])
     assert cell(shared, "a")["outputs"][0]["text"] == "old\n"
     outputs.handle([("stream", stream("new\n"))])
@@ -181,9 +194,10 @@ def test_a_deferred_clear_waits_for_the_next_output() -> None:
 
 
 def test_a_display_update_reaches_an_earlier_cell_and_keeps_the_output_type() -> None:
-    shared = notebook("a", "b")
+    document = notebook("a", "b")
+    shared = notebook_of(document)
     displays = RoomDisplays()
-    first = RoomCellOutputs(shared, "a", displays)
+    first = RoomCellOutputs(document, "a", displays)
     first.handle([("execute_input", {"execution_count": 4})])
     first.handle(
         [
@@ -194,7 +208,7 @@ def test_a_display_update_reaches_an_earlier_cell_and_keeps_the_output_type() ->
         ],
     )
     first.finish(4)
-    second = RoomCellOutputs(shared, "b", displays)
+    second = RoomCellOutputs(document, "b", displays)
     second.handle(
         [
             (
@@ -218,9 +232,10 @@ def test_a_display_update_reaches_an_earlier_cell_and_keeps_the_output_type() ->
 
 
 def test_a_display_cleared_since_is_not_updated() -> None:
-    shared = notebook("a")
+    document = notebook("a")
+    shared = notebook_of(document)
     displays = RoomDisplays()
-    outputs = RoomCellOutputs(shared, "a", displays)
+    outputs = RoomCellOutputs(document, "a", displays)
     outputs.handle(
         [
             (
@@ -238,8 +253,9 @@ def test_a_display_cleared_since_is_not_updated() -> None:
 
 
 def test_a_cell_moved_meanwhile_is_found_again_and_a_deleted_one_is_left_alone() -> None:
-    shared = notebook("a", "b")
-    outputs = RoomCellOutputs(shared, "a", RoomDisplays())
+    document = notebook("a", "b")
+    shared = notebook_of(document)
+    outputs = RoomCellOutputs(document, "a", RoomDisplays())
     outputs.handle([("stream", stream("before\n"))])
     moved = shared.get_cell(0)
     with shared.ydoc.transaction():
@@ -251,3 +267,20 @@ def test_a_cell_moved_meanwhile_is_found_again_and_a_deleted_one_is_left_alone()
     outputs.handle([("stream", stream("gone\n"))])
     outputs.finish(3)
     assert [c["id"] for c in shared.get()["cells"]] == ["b"]
+
+
+def test_a_display_update_reaches_a_document_rebuilt_since_it_was_shown() -> None:
+    """Runs later, the room may have packed its idle document away and rebuilt it: the update
+    goes to the live document, not the one the display was first shown in."""
+    document = notebook("a", "b")
+    displays = RoomDisplays()
+    first = RoomCellOutputs(document, "a", displays)
+    shown = {"data": {"text/plain": "1"}, "metadata": {}, "transient": {"display_id": "d"}}
+    first.handle([("display_data", shown)])
+    first.finish(1)
+    document.pack_away()
+
+    second = RoomCellOutputs(document, "b", displays)
+    updated = {"data": {"text/plain": "2"}, "metadata": {}, "transient": {"display_id": "d"}}
+    second.handle([("update_display_data", updated)])
+    assert cell(notebook_of(document), "a")["outputs"][-1]["data"] == {"text/plain": "2"}
