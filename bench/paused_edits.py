@@ -4,8 +4,9 @@ Ganymede packs an idle room's document away (``[serve] pack_idle_after``, here 1
 is short) and rebuilds it for the next update. Two clients, A and B, sit on one room of the
 same generated notebook (2,000 cells by default) on each server, jupyter-collaboration from the
 venv bench/rooms.py makes; each round waits out the pause (long enough for Ganymede's room to
-pack once its autosave is done, checked on its ``/metrics``), then A appends to a cell and the time until B holds it is
-taken, on each server in turn. A few edits without a pause give the live figure beside it.
+pack once its autosave is done, checked on its ``/metrics``), then A appends to a cell and the
+time until B holds it is taken, on each server in turn. A few edits without a pause give the
+live figure beside it.
 
     .venv/bin/python bench/paused_edits.py [--cells 2000] [--rounds 7] [--pause 3.0]
 """
