@@ -13,7 +13,7 @@ from jupyter_ydoc import YNotebook
 from ganymede.agent import Author, AuthorKind
 from ganymede.serve.compat import FORK_EVENTS
 from ganymede.serve.handlers.forks import FORKS_SETTINGS_KEY
-from ganymede.serve.rooms.forks import Forks
+from ganymede.serve.rooms.forks import Forks, UnknownFork
 from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import notebook_bytes, sources, sources_on_disk, write
 from tests.serve.test_compat import recorder
@@ -64,3 +64,27 @@ async def test_a_fork_made_and_merged_in_the_server_is_an_agents_edit(
         {"username": "claude", "fork_roomid": fork.roomid, "fork_info": info, "action": "delete"},
     ]
     assert forks.of(name) == {}
+
+
+async def test_a_person_deciding_a_fork_leaves_it_to_its_decider_when_it_has_one(
+    server: InProcessServer,
+) -> None:
+    """What the fork door's DELETE calls: a fork made for a person to decide on (an agent's
+    suggestion) is carried out by whoever made it; any other is deleted."""
+    forks: Forks = server.app.web_app.settings[FORKS_SETTINGS_KEY]
+    name, _ = await server.open_session("nb.ipynb")
+    ada = Author("ada", AuthorKind.PERSON)
+    decisions: list[tuple[bool, Author]] = []
+    plain, decided = await forks.create(name), await forks.create(name)
+
+    async def decide(merge: bool, author: Author) -> None:
+        decisions.append((merge, author))
+        await forks.delete(decided.roomid, merge=False, author=author)
+
+    forks.decided_by(decided.roomid, decide)
+    await forks.decide(decided.roomid, merge=True, author=ada)
+    assert decisions == [(True, ada)]
+    await forks.decide(plain.roomid, merge=False, author=ada)
+    assert forks.of(name) == {}
+    with pytest.raises(UnknownFork):
+        await forks.decide(plain.roomid, merge=False, author=ada)

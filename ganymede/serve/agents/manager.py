@@ -82,7 +82,7 @@ from ganymede.serve.execution.requests import CellRequest, ExecuteRequest
 from ganymede.serve.kernels.notebooks import NotebookKernels
 from ganymede.serve.rooms import RoomManager
 from ganymede.serve.rooms.document import notebook_content, read_shared
-from ganymede.serve.rooms.forks import Forks
+from ganymede.serve.rooms.forks import Forks, UnknownFork
 from ganymede.serve.rooms.presence import GLOBAL_AWARENESS_ROOM, AwarenessRoom, RoomHold
 from ganymede.serve.rooms.room import DocumentRoom
 from ganymede.serve.service import Service
@@ -538,7 +538,17 @@ class Agents(Service):
             source_then=source_then,
         )
         self.suggestions.add(suggestion)
+        # jupyter-suggestions accepts by merging the fork and rejects by deleting it: the
+        # person's decision, which the agent hears in its next reply.
+        self.forks.decided_by(fork.roomid, functools.partial(self._decided_in_page, suggestion))
         return {"suggestion": suggestion.to_json()}
+
+    async def _decided_in_page(self, suggestion: Suggestion, accept: bool, by: Author) -> None:
+        """A person deleted the suggestion's fork (its fork's ``decide``)."""
+        try:
+            await self.decide(suggestion.id, accept, by.name)
+        except UnknownSuggestion:  # decided meanwhile: its fork is gone as far as they know
+            raise UnknownFork(suggestion.fork_roomid) from None
 
     def suggestions_of(self, path: str | None, agent: str | None = None) -> list[dict[str, Any]]:
         api_path = normalize_api_path(path) if path else None

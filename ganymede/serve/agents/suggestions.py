@@ -124,13 +124,6 @@ class SuggestionBook:
     def get(self, suggestion_id: str) -> Suggestion | None:
         return self._by_id.get(suggestion_id)
 
-    def of_fork(self, fork_roomid: str) -> Suggestion | None:
-        """The undecided suggestion living in the fork ``fork_roomid``, if one does."""
-        return next(
-            (s for s in self._by_id.values() if s.fork_roomid == fork_roomid and s.outcome is None),
-            None,
-        )
-
     def listed(self, path: str | None = None, *, agent: str | None = None) -> list[Suggestion]:
         return [
             s

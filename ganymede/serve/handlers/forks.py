@@ -34,8 +34,6 @@ from ganymede.errors import (
     ReadOnlyRoom,
     UsageError,
 )
-from ganymede.serve.agents.manager import AGENTS_SETTINGS_KEY, Agents
-from ganymede.serve.agents.suggestions import UnknownSuggestion
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
 from ganymede.serve.identity import login_name
 from ganymede.serve.roles import CONTENTS, READ, WRITE
@@ -80,7 +78,7 @@ class CollaborationHandler(APIHandler):
         """The one place this door turns errors into statuses."""
         if isinstance(error, ReadOnlyRoom):
             self.refuse(HTTPStatus.CONFLICT, str(error))
-        elif isinstance(error, UnknownFork | UnknownSuggestion | NotebookNotFound):
+        elif isinstance(error, UnknownFork | NotebookNotFound):
             self.refuse(HTTPStatus.NOT_FOUND, str(error))
         elif isinstance(error, UsageError | InvalidNotebook | PathError | UnicodeDecodeError):
             self.refuse(HTTPStatus.BAD_REQUEST, str(error))
@@ -131,20 +129,10 @@ class ForkHandler(CollaborationHandler):
     @authorized(WRITE, CONTENTS)
     async def delete(self, fork_roomid: str) -> None:
         merge = self.get_query_argument("merge", "false") == "true"
-        agents: Agents | None = self.settings.get(AGENTS_SETTINGS_KEY)
         try:
-            fork = self.forks.get(fork_roomid)
-            author = self.author_in(fork.root)
-            suggestion = agents.suggestions.of_fork(fork_roomid) if agents is not None else None
-            if agents is not None and suggestion is not None:
-                # jupyter-suggestions accepts by merging the fork and rejects by deleting it:
-                # the person's decision, which the agent hears in its next reply.
-                await agents.decide(suggestion.id, merge, author.name)
-            else:
-                await self.forks.delete(
-                    fork_roomid, merge=merge, author=author, username=self.username
-                )
-        except (*REFUSED, UnknownSuggestion) as error:
+            author = self.author_in(self.forks.get(fork_roomid).root)
+            await self.forks.decide(fork_roomid, merge=merge, author=author, username=self.username)
+        except REFUSED as error:
             return self.refuse_error(error)
         self.set_status(HTTPStatus.OK)
         self.finish()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -33,6 +33,8 @@ from ganymede.serve.rooms.protocol import RoomName
 from ganymede.serve.rooms.room import DocumentRoom
 
 ForkEvent = Callable[[dict[str, Any]], None]
+ForkDecider = Callable[[bool, Author], Awaitable[object]]
+"""Decides a fork a person deletes: merged (True) or dropped, as ``Author``."""
 
 
 class UnknownFork(GanymedeError, LookupError):
@@ -114,6 +116,8 @@ class Fork:
     root: DocumentRoom
     hold: RoomHold
     following: Subscription | None = None
+    decider: ForkDecider | None = None
+    """Set by whoever made the fork for a person to decide on (an agent's suggestion)."""
 
 
 class Forks:
@@ -178,6 +182,23 @@ class Forks:
         if fork is None:
             raise UnknownFork(fork_roomid)
         return fork
+
+    def decided_by(self, fork_roomid: str, decider: ForkDecider) -> None:
+        """A person's ``decide`` on this fork is ``decider``'s to carry out: what the fork is
+        for (an agent's suggestion) learns of the decision, not only the fork."""
+        self.get(fork_roomid).decider = decider
+
+    async def decide(
+        self, fork_roomid: str, *, merge: bool, author: Author, username: str = ""
+    ) -> None:
+        """A person deletes the fork, merging it when ``merge`` (JupyterLab's fork manager,
+        jupyter-suggestions' panel): its decider carries that out if it has one, else
+        ``delete``. UnknownFork, and ``delete``'s errors."""
+        fork = self.get(fork_roomid)
+        if fork.decider is not None:
+            await fork.decider(merge, author)
+        else:
+            await self.delete(fork_roomid, merge=merge, author=author, username=username)
 
     async def delete(
         self, fork_roomid: str, *, merge: bool = False, author: Author, username: str = ""
