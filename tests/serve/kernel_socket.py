@@ -96,6 +96,25 @@ class KernelSocket:
 
         return await asyncio.wait_for(found(), WAIT)
 
+    async def answering(self) -> None:
+        """Wait until the kernel's answer to a kernel_info_request comes on both shell and
+        iopub, asking again every half second: after a restart the server's iopub subscription
+        reconnects to the new kernel in its own time, and what the kernel publishes before
+        that is lost (jupyter_server waits the same way when a websocket opens)."""
+        deadline = asyncio.get_running_loop().time() + WAIT
+        while True:
+            msg_id = await self.send("shell", "kernel_info_request", {})
+
+            def answered(m: dict[str, Any], msg_id: str = msg_id) -> bool:
+                return m["msg_type"] == "status" and m["parent_header"].get("msg_id") == msg_id
+
+            try:
+                await asyncio.wait_for(self.wait_for(answered), 0.5)
+                return
+            except TimeoutError:
+                if asyncio.get_running_loop().time() > deadline:
+                    raise
+
     async def run(self, code: str) -> tuple[dict[str, Any], str]:
         msg_id = await self.execute(code)
         return await self.finished(msg_id)

@@ -103,6 +103,7 @@ async def test_restarted_kernel_gets_the_comm_again(served: RunningServer) -> No
         assert (reply["status"], stdout) == ("ok", f"{NOTEBOOK}\n")
         with served.client() as api:
             assert api.post(f"api/kernels/{kernel_id}/restart").status_code == 200
+        await socket.answering()
         reply, stdout = await socket.run(
             "import os\nfrom ganymede.kernel import host\n"
             "print(os.getpid() > 0, host().notebook, host().has('notebooks.read'))"
