@@ -28,21 +28,22 @@ THRESHOLD_VARIABLE = "MALLOC_MMAP_THRESHOLD_"
 
 
 @functools.cache
-def _malloc_trim() -> Callable[[int], int] | None:
+def _c_function(name: str, *argtypes: type) -> Callable[..., int] | None:
+    """The C library's function ``name`` returning an int, or None where it has none."""
     try:
-        trim = ctypes.CDLL(None).malloc_trim
+        function = getattr(ctypes.CDLL(None), name)
     except (AttributeError, OSError):
         return None
-    trim.argtypes = [ctypes.c_size_t]
-    trim.restype = ctypes.c_int
-    return trim  # type: ignore[no-any-return]
+    function.argtypes = list(argtypes)
+    function.restype = ctypes.c_int
+    return function  # type: ignore[no-any-return]
 
 
 def release_freed_memory() -> bool:
     """Collect what only cycles keep alive (a room and its observers), then give free heap
     pages back; False where the C library cannot."""
     gc.collect()
-    trim = _malloc_trim()
+    trim = _c_function("malloc_trim", ctypes.c_size_t)
     if trim is None:
         return False
     trim(0)
@@ -55,10 +56,5 @@ def keep_large_blocks_apart() -> bool:
     sets the threshold itself (glibc reads ``MALLOC_MMAP_THRESHOLD_`` at start: that wins)."""
     if THRESHOLD_VARIABLE in os.environ:
         return False
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (AttributeError, OSError):
-        return False
-    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-    mallopt.restype = ctypes.c_int
-    return bool(mallopt(M_MMAP_THRESHOLD, LARGE_BLOCK))
+    mallopt = _c_function("mallopt", ctypes.c_int, ctypes.c_int)
+    return mallopt is not None and bool(mallopt(M_MMAP_THRESHOLD, LARGE_BLOCK))
