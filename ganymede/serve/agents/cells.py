@@ -14,7 +14,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jupyter_ydoc import YNotebook
 from pycrdt import Map
 
 from ganymede.agent import CellState, cell_state, notebook_states
@@ -53,14 +52,13 @@ class CellSnapshots:
         attribution = room.attribution
         order = attribution.order() if attribution is not None else []
         known = self._seen.get(room)
-        if room.document.packed_away is not None and known is not None:
+        if known is not None and list(known) == order:
             assert attribution is not None  # cells were read one by one
-            if list(known) == order and all(
+            if all(
                 seen.version == attribution.cell_version(cell_id) for cell_id, seen in known.items()
-            ):  # nothing changed since: the idle room's document stays packed
+            ):  # nothing changed since: answered without the document (one packed stays so)
                 return _cells_now(known)
-        notebook = room.document.shared
-        assert isinstance(notebook, YNotebook)
+        notebook = room.document.notebook
         if (
             attribution is None
             or len(set(order)) != len(order)  # ids missing or shared: the content renames them
