@@ -503,8 +503,7 @@ class Agents(Service):
             ),
             username=session.agent,
         )
-        forked = fork.room.document.shared
-        assert isinstance(forked, YNotebook)  # a notebook room's fork holds a notebook
+        forked = fork.room.document.notebook  # a notebook room's fork holds a notebook
         writing = room_edits.ForkWriting(forked)
         writer = Author(session.agent, AuthorKind.AGENT)
         if operation == "add":

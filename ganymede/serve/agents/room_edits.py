@@ -140,8 +140,7 @@ class RoomHolds:
         refusal = room.write_refusal() if writable else None
         if refusal is not None:
             raise ReadOnlyRoom(api_path, refusal)
-        notebook = room.document.shared
-        assert isinstance(notebook, YNotebook)  # checked when the room was joined
+        notebook = room.document.notebook  # checked when the room was joined
         return room, notebook
 
     def hold_in(self, holder: str, room: DocumentRoom) -> RoomHold | None:

@@ -16,8 +16,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from jupyter_ydoc import YNotebook
-
 from ganymede.agent import CellAuthors, CellState, Change, Reader, notebook_states, report_changes
 from ganymede.fileid import FileIdStore
 from ganymede.serve.rooms import RoomManager
@@ -124,7 +122,7 @@ class Watcher:
         already hold what a person did in it: cells written in it since the watcher started
         are left out of the starting point, so they are reported (as added) once it settles.
         Stamps a reopened room carried over from the room before it were reported then."""
-        states = notebook_states(notebook_content(_notebook(room)))
+        states = notebook_states(notebook_content(room.document.notebook))
         pending = False
         if not baseline:
             authors = _authors(room)
@@ -141,7 +139,7 @@ class Watcher:
         return _Room(states, self.started, _cells_version(room), now, pending)
 
     def _report(self, file_id: str, room: DocumentRoom, known: _Room, now: float) -> None:
-        content = notebook_content(_notebook(room))
+        content = notebook_content(room.document.notebook)
         states = notebook_states(content)
         report = report_changes(
             known.states,
@@ -159,12 +157,6 @@ class Watcher:
             event = {"path": path, **entry.to_json(), "source": sources.get(entry.id, "")}
             self.events.append(event)
             self._arrived.set()
-
-
-def _notebook(room: DocumentRoom) -> YNotebook:
-    notebook = room.document.shared
-    assert isinstance(notebook, YNotebook), "a notebook room's document"
-    return notebook
 
 
 def _cells_version(room: DocumentRoom) -> int:

@@ -33,7 +33,6 @@ from ganymede.serve.execution.ydoc_outputs import (
     RoomCellOutputs,
     RoomDisplays,
     find_cell,
-    notebook_of,
 )
 from ganymede.serve.rooms.document import RoomDocument
 from ganymede.trust.outputs import KernelOutputs
@@ -68,7 +67,7 @@ class Batch:
 
     @property
     def notebook(self) -> YNotebook:
-        return notebook_of(self.document)
+        return self.document.notebook
 
 
 ConnectionOpener = Callable[[], Awaitable[KernelLine]]

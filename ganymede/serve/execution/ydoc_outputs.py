@@ -31,12 +31,6 @@ IopubMessage = tuple[str, Mapping[str, Any]]
 """An iopub message's type and content."""
 
 
-def notebook_of(document: RoomDocument) -> YNotebook:
-    notebook = document.shared
-    assert isinstance(notebook, YNotebook), "runs write into notebooks only"
-    return notebook
-
-
 def find_cell(notebook: YNotebook, cell_id: str) -> Map | None:
     for ycell in notebook.ycells:
         if ycell.get("id") == cell_id:
@@ -112,7 +106,7 @@ class RoomDisplays:
         data = live_value(dict(content.get("data", {})))
         metadata = live_value(dict(content.get("metadata", {})))
         for place in self._shown.get(display_id, []):
-            ycell = find_cell(notebook_of(place.document), place.cell_id)
+            ycell = find_cell(place.document.notebook, place.cell_id)
             outputs = None if ycell is None else ycell.get("outputs")
             if not isinstance(outputs, Array) or place.index >= len(outputs):
                 continue
@@ -173,7 +167,7 @@ class RoomCellOutputs:
     def __init__(self, document: RoomDocument, cell_id: str, displays: RoomDisplays) -> None:
         """``document``: the room's, which the run holds open and live."""
         self.document = document
-        self.notebook = notebook_of(document)
+        self.notebook = document.notebook
         self.cell_id = cell_id
         self.displays = displays
         self._ycell = find_cell(self.notebook, cell_id)

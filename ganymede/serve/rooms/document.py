@@ -155,6 +155,13 @@ class RoomDocument:
         return self.shared.ydoc
 
     @property
+    def notebook(self) -> YNotebook:
+        """``shared``, for callers that hold a notebook's room (an assertion checks it)."""
+        shared = self.shared
+        assert isinstance(shared, YNotebook), f"a {self.kind.type} document is no notebook"
+        return shared
+
+    @property
     def packed_away(self) -> Packed | None:
         """The document's update while ``pack_away`` has it (None while it is live)."""
         return self._packed_away[0] if self._packed_away is not None else None

@@ -13,7 +13,6 @@ from ganymede.serve.execution.ydoc_outputs import (
     RoomDisplays,
     cell_as_room_has_it,
     find_cell,
-    notebook_of,
     start_running,
 )
 from ganymede.serve.rooms.document import DocumentKind, RoomDocument
@@ -49,7 +48,7 @@ def stream(text: str, name: str = "stdout") -> dict[str, str]:
 
 def test_start_running_clears_outputs_and_count() -> None:
     document = notebook("a")
-    shared = notebook_of(document)
+    shared = document.notebook
     ycell = find_cell(shared, "a")
     assert ycell is not None
     start_running(ycell)
@@ -66,7 +65,7 @@ def test_start_running_clears_outputs_and_count() -> None:
 
 def test_streams_join_in_one_text_and_carriage_returns_rewrite_only_the_last_line() -> None:
     document = notebook("a")
-    shared = notebook_of(document)
+    shared = document.notebook
     outputs = RoomCellOutputs(document, "a", RoomDisplays())
     outputs.handle([("clear_output", {"wait": False})])
     texts = []
@@ -89,7 +88,7 @@ def test_streams_join_in_one_text_and_carriage_returns_rewrite_only_the_last_lin
 
 def test_each_handing_over_is_one_update_and_text_grows_at_its_end() -> None:
     document = notebook("a")
-    shared = notebook_of(document)
+    shared = document.notebook
     outputs = RoomCellOutputs(document, "a", RoomDisplays())
     outputs.handle([("clear_output", {"wait": False})])
     outputs.handle([("stream", stream("first\n"))])
@@ -137,8 +136,8 @@ def test_messages_handed_over_together_give_what_they_give_one_by_one_in_one_upd
     RoomCellOutputs(together, "a", RoomDisplays()).handle(MIXED)
     together.doc.unobserve(subscription)
     assert len(updates) == 1
-    assert cell(notebook_of(together), "a") == cell(notebook_of(one_by_one), "a")
-    assert [o.get("text") for o in cell(notebook_of(together), "a")["outputs"]] == [
+    assert cell(together.notebook, "a") == cell(one_by_one.notebook, "a")
+    assert [o.get("text") for o in cell(together.notebook, "a")["outputs"]] == [
         "kept\n",
         None,
         "end",
@@ -147,7 +146,7 @@ def test_messages_handed_over_together_give_what_they_give_one_by_one_in_one_upd
 
 def test_the_room_and_the_headless_runner_build_the_same_outputs() -> None:
     document = notebook("a")
-    shared = notebook_of(document)
+    shared = document.notebook
     room = RoomCellOutputs(document, "a", RoomDisplays())
     headless = CellOutputs([], DisplayRegistry())
     messages = [("execute_input", {"execution_count": 3}), *MIXED]
@@ -162,7 +161,7 @@ def test_the_room_and_the_headless_runner_build_the_same_outputs() -> None:
 
 def test_ten_thousand_lines_handed_over_together_are_one_update() -> None:
     document = notebook("a")
-    shared = notebook_of(document)
+    shared = document.notebook
     outputs = RoomCellOutputs(document, "a", RoomDisplays())
     outputs.handle([("clear_output", {"wait": False})])
     lines = [("stream", stream(f"{i}\n")) for i in range(10_000)]
@@ -183,7 +182,7 @@ def test_ten_thousand_lines_handed_over_together_are_one_update() -> None:
 
 def test_a_deferred_clear_waits_for_the_next_output() -> None:
     document = notebook("a")
-    shared = notebook_of(document)
+    shared = document.notebook
     outputs = RoomCellOutputs(document, "a", RoomDisplays())
     outputs.handle([("clear_output", {"wait": True})])
     assert cell(shared, "a")["outputs"][0]["text"] == "old\n"
@@ -195,7 +194,7 @@ def test_a_deferred_clear_waits_for_the_next_output() -> None:
 
 def test_a_display_update_reaches_an_earlier_cell_and_keeps_the_output_type() -> None:
     document = notebook("a", "b")
-    shared = notebook_of(document)
+    shared = document.notebook
     displays = RoomDisplays()
     first = RoomCellOutputs(document, "a", displays)
     first.handle([("execute_input", {"execution_count": 4})])
@@ -233,7 +232,7 @@ def test_a_display_update_reaches_an_earlier_cell_and_keeps_the_output_type() ->
 
 def test_a_display_cleared_since_is_not_updated() -> None:
     document = notebook("a")
-    shared = notebook_of(document)
+    shared = document.notebook
     displays = RoomDisplays()
     outputs = RoomCellOutputs(document, "a", displays)
     outputs.handle(
@@ -254,7 +253,7 @@ def test_a_display_cleared_since_is_not_updated() -> None:
 
 def test_a_cell_moved_meanwhile_is_found_again_and_a_deleted_one_is_left_alone() -> None:
     document = notebook("a", "b")
-    shared = notebook_of(document)
+    shared = document.notebook
     outputs = RoomCellOutputs(document, "a", RoomDisplays())
     outputs.handle([("stream", stream("before\n"))])
     moved = shared.get_cell(0)
@@ -283,4 +282,4 @@ def test_a_display_update_reaches_a_document_rebuilt_since_it_was_shown() -> Non
     second = RoomCellOutputs(document, "b", displays)
     updated = {"data": {"text/plain": "2"}, "metadata": {}, "transient": {"display_id": "d"}}
     second.handle([("update_display_data", updated)])
-    assert cell(notebook_of(document), "a")["outputs"][-1]["data"] == {"text/plain": "2"}
+    assert cell(document.notebook, "a")["outputs"][-1]["data"] == {"text/plain": "2"}
