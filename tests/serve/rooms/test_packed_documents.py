@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
+import nbformat
 import pytest
 from jupyter_ydoc import YNotebook, YUnicode
 from pycrdt import Doc
@@ -36,6 +37,15 @@ from tests.serve.rooms.conftest import (
     sources,
     sources_on_disk,
     write,
+)
+from tests.serve.rooms.test_trust import (
+    append_output,
+    html_output,
+    mark,
+    notary,
+    notebook_with_html,
+    saved,
+    signed,
 )
 from tests.serve.test_metrics import figures, value
 
@@ -286,3 +296,23 @@ async def test_a_server_packs_idle_rooms_and_unpacks_them_for_an_edit(tmp_path: 
 
 def packed(api: httpx.Client) -> float:
     return value(figures(api), PACKED)
+
+
+async def test_an_output_a_client_makes_up_after_a_pack_is_still_not_trusted(
+    tmp_path: Path,
+) -> None:
+    """The rebuilt document is watched for trust as the first was: a made-up output in a
+    signed notebook's cell takes the cell's trusted mark away and leaves the file unsigned."""
+    toml = b"[serve]\npack_idle_after = 0.4\n"
+    with server_with(tmp_path, toml) as server, server.client() as api:
+        path = notebook_with_html(server, "signed.ipynb", "<b>mine</b>")
+        with notary(server) as server_notary:
+            server_notary.sign(nbformat.read(path, as_version=4))
+        name, session = open_session(api, "signed.ipynb")
+        async with room_client(server, name, session) as mallory:
+            assert mark(mallory, 1) is True
+            await eventually(lambda: packed(api) == 1, "the idle room to pack its document")
+            append_output(mallory, 1, html_output("<b>forged</b><script>steal()</script>"))
+            await saved(mallory, path, "steal()")
+            await eventually(lambda: mark(mallory, 1) is None, "the cell's trusted mark to go")
+        assert not signed(server, path)
