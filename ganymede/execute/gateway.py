@@ -31,6 +31,9 @@ ALIVE_CHECK_INTERVAL = 1.0
 """At most one liveness request to the gateway per this many seconds of a long cell."""
 MAX_MESSAGE_BYTES = 1 << 30
 """A kernel's output is not cut by the websocket."""
+DELETE_RETRY_SECONDS = 30.0
+"""How long a kernel's delete is asked again while the gateway fails it (a restart under way)."""
+DELETE_RETRY_INTERVAL = 0.2
 KERNEL_GONE = frozenset({"restarting", "dead"})
 """Statuses after which the gateway's kernel is not the one the run started."""
 
@@ -70,7 +73,7 @@ class GatewayKernel(RunKernel):
             # Cancelled (a warmed kernel no longer wanted) while the gateway was starting it:
             # wait for its id so that it is deleted, not left running there.
             with contextlib.suppress(Exception):
-                await http.delete(_kernel_path(await creating))
+                await _delete(http, _kernel_path(await creating))
             await http.aclose()
             raise
         kernel = cls(gateway, kernel_id, http, Session(username="ganymede"))
@@ -177,12 +180,29 @@ class GatewayKernel(RunKernel):
             self.socket = None
         try:
             with contextlib.suppress(httpx.HTTPError):
-                await self.http.delete(self._kernel_path())
+                await _delete(self.http, self._kernel_path())
         finally:
             await self.http.aclose()
 
     def _kernel_path(self) -> str:
         return _kernel_path(self.kernel_id)
+
+
+async def _delete(http: httpx.AsyncClient, kernel_path: str) -> None:
+    """Delete a kernel, asking again while the gateway fails the request.
+
+    A kernel that died is restarted by the gateway's own restarter, and a delete that lands
+    while that restart is under way fails there (jupyter_server answers 500); once the restart
+    is done the kernel would run on, idle and forgotten, unless it is asked for again.
+    """
+    deadline = asyncio.get_running_loop().time() + DELETE_RETRY_SECONDS
+    while True:
+        response = await http.delete(kernel_path)
+        if response.status_code < httpx.codes.INTERNAL_SERVER_ERROR:
+            return  # deleted, or already gone (404)
+        if asyncio.get_running_loop().time() >= deadline:
+            return
+        await asyncio.sleep(DELETE_RETRY_INTERVAL)
 
 
 def _kernel_path(kernel_id: str) -> str:
