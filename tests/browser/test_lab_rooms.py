@@ -128,6 +128,23 @@ def test_pages_edit_on_after_their_idle_room_packed_its_document(
         assert page.page.locator(".jp-Dialog").count() == 0
 
 
+@pytest.mark.parametrize("served", ["[serve]\npack_idle_after = 2\n"], indirect=True)
+def test_clicking_into_a_cell_rebuilds_a_packed_document_before_the_first_keystroke(
+    served: RunningServer, lab_page: OpenLab
+) -> None:
+    """JupyterLab tells the room where the cursor went (its awareness) when a person clicks
+    into a cell: the room rebuilds its document then, not on the keystroke after."""
+    write_notebook(served.root / "clicked.ipynb", new_code_cell("x = 1"))
+    lab = lab_page("clicked.ipynb")
+    with served.client() as api:
+        wait_until_packed(api)
+        lab.cell_editor(0).click()
+        deadline = time.monotonic() + 30
+        while value(figures(api), "ganymede_room_documents_packed") != 0:
+            assert time.monotonic() < deadline, "the click left the document packed"
+            time.sleep(0.05)
+
+
 def wait_until_packed(api: httpx.Client) -> None:
     deadline = time.monotonic() + 30
     while value(figures(api), "ganymede_room_documents_packed") != 1:

@@ -32,14 +32,18 @@ class AwarenessLedger:
 
     def record(
         self, owner: Hashable, entries: tuple[AwarenessEntry, ...], *, pin: bool = False
-    ) -> None:
+    ) -> bool:
         """Take in the entries ``owner``'s connection relayed; a ``null`` state means gone.
+        Whether anyone's presence moved: someone came, or a state changed (a cursor, a
+        selection). Leaving moves nothing, and nor does the renewal every client sends to stay
+        present, the same state under a new clock.
 
         ``pin``: the entries are the server's own (an agent's). Only the server speaks for them:
         a browser relaying them back (y-websocket providers re-send every state they hear, and
         the removals their timeouts make) changes nothing, so ``owner`` leaving still announces
         them gone and a browser's timeout does not hide them from newcomers.
         """
+        moved = False
         for entry in entries:
             if not pin and entry.client_id in self._pinned:
                 continue
@@ -48,10 +52,13 @@ class AwarenessLedger:
                 self._owners.pop(entry.client_id, None)
                 self._pinned.discard(entry.client_id)
                 continue
+            known = self._entries.get(entry.client_id)
+            moved |= known is None or known.state != entry.state
             self._entries[entry.client_id] = entry
             self._owners[entry.client_id] = owner
             if pin:
                 self._pinned.add(entry.client_id)
+        return moved
 
     def has(self, client_id: int) -> bool:
         return client_id in self._entries

@@ -150,6 +150,13 @@ class RoomDocument:
             return self._unpack()
         return self._shared
 
+    def expect_use(self) -> None:
+        """A client is about to use the document (its cursor moved): count it as used, and
+        rebuild it now if it is packed away, rather than on the keystroke that follows."""
+        self.used_at = time.monotonic()
+        if self._shared is None:
+            self._unpack()
+
     @property
     def doc(self) -> Doc:
         return self.shared.ydoc

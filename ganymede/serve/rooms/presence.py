@@ -100,6 +100,10 @@ class AwarenessRoom(Service):
         self._ledger.record(self if owner is None else owner, entries, pin=owner is not None)
         self.broadcast(protocol.awareness_frame(payload))
 
+    def _presence_moved(self) -> None:
+        """A client's presence changed, not just renewed: a document room takes it as the sign
+        of a use to come."""
+
     def present_client(self, client_id: int) -> bool:
         """Whether awareness client ``client_id`` is present here now."""
         return self._ledger.has(client_id)
@@ -113,7 +117,8 @@ class AwarenessRoom(Service):
         """Act on one frame from ``client``; FrameError (nothing acted on) if it is malformed."""
         message = protocol.decode_frame(frame)
         if isinstance(message, protocol.AwarenessUpdate):
-            self._ledger.record(client, message.entries)
+            if self._ledger.record(client, message.entries):
+                self._presence_moved()
             self.broadcast(frame)
             self._tell_listeners(message.payload)
         elif isinstance(message, protocol.AwarenessQuery):

@@ -382,6 +382,10 @@ class DocumentRoom(AwarenessRoom):
         self._handed_out = True
         return self.document.shared
 
+    def _presence_moved(self) -> None:
+        if not self._closed:
+            self.document.expect_use()
+
     def pack_if_idle(self, idle_for: float, now: float) -> bool:
         """Pack the document away (``RoomDocument.pack_away``) when nothing has used it for
         ``idle_for`` seconds: clients who only look (or nobody, in the grace period) cost its

@@ -10,6 +10,7 @@ websocket clients and reads the packing from ``/metrics``.
 from __future__ import annotations
 
 import gc
+import json
 import time
 import weakref
 from collections.abc import AsyncIterator
@@ -240,6 +241,33 @@ async def test_what_keeps_a_document_live(
     room.hand_out()
     assert not room.pack_if_idle(0, later()), "handed out to an extension"
     assert room.document.packed_away is None
+
+
+async def test_a_cursor_that_moves_rebuilds_a_packed_document_before_the_keystroke(
+    opened: tuple[RoomManager, DocumentRoom, Path],
+) -> None:
+    """A person clicks into a cell before typing: the awareness frame that says so rebuilds the
+    document, so the keystroke after it finds it live. The renewal every client sends to stay
+    present (the same state, a new clock) does not, or an idle tab would never stay packed."""
+    manager, room, _ = opened
+    ada = await joined(manager, room, "ada")
+
+    def presence(clock: int, head: int) -> bytes:
+        state = json.dumps({"user": {"name": "ada"}, "cursors": [{"head": head}]})
+        entry = protocol.AwarenessEntry(ada.notebook.ydoc.client_id, clock, state)
+        return protocol.awareness_frame(protocol.encode_awareness([entry]))
+
+    await room.receive(ada.person, presence(0, head=0))
+    let_go_and_pack(manager, room)
+    await room.receive(ada.person, presence(1, head=0))
+    assert room.document.packed_away is not None, "a renewal rebuilt the document"
+    await room.receive(ada.person, presence(2, head=5))
+    assert room.document.packed_away is None
+    assert not room.pack_if_idle(3600, later()), "the cursor's move counts as a use"
+
+    await ada.edit_first_cell(room, " + 1")
+    bob = await joined(manager, room, "bob")
+    assert bob.notebook.ycells[0]["source"].to_py() == "x_0 = 0 + 1"
 
 
 async def test_an_agent_looking_for_changes_leaves_a_packed_room_packed_until_one_comes(

@@ -128,6 +128,18 @@ def test_the_ledger_shows_who_is_present_and_announces_who_left() -> None:
     assert [e.client_id for e in protocol.decode_awareness(ledger.present() or b"")] == [1]
 
 
+def test_presence_moves_when_someone_comes_or_a_state_changes_not_on_renewal_or_leaving() -> None:
+    ledger = AwarenessLedger()
+    browser = object()
+    cursor_at = {"user": {"name": "ada"}, "cursors": [{"head": 3}]}
+    assert ledger.record(browser, (entry(1, 0, cursor_at),))  # came
+    assert not ledger.record(browser, (entry(1, 1, cursor_at),))  # renewed: the same state
+    cursor_at["cursors"] = [{"head": 4}]
+    assert ledger.record(browser, (entry(1, 2, cursor_at),))  # the cursor moved
+    assert not ledger.record(browser, (AwarenessEntry(1, 3, "null"),))  # left
+    assert ledger.record(browser, (entry(1, 4, cursor_at),))  # came back
+
+
 def test_a_user_follows_the_connection_that_spoke_for_it_last() -> None:
     ledger = AwarenessLedger()
     old, new = object(), object()
