@@ -23,7 +23,14 @@ from typing import Any
 
 import httpx
 from jupyter_ydoc import YNotebook
-from pycrdt import TransactionEvent, create_sync_message, create_update_message, handle_sync_message
+from pycrdt import (
+    Awareness,
+    TransactionEvent,
+    create_awareness_message,
+    create_sync_message,
+    create_update_message,
+    handle_sync_message,
+)
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
@@ -168,6 +175,14 @@ class RoomClient:
             source = self.notebook.ycells[index]["source"]
             source += text
             self.notebook.ystate["dirty"] = True
+
+    def move_cursor(self, index: int) -> None:
+        """Say where the cursor went, as JupyterLab's editor does when a person clicks into a
+        cell (its awareness state changes)."""
+        awareness = Awareness(self.notebook.ydoc)
+        awareness.set_local_state({"user": {"name": "bench"}, "cursors": [{"cell": index}]})
+        update = awareness.encode_awareness_update([awareness.client_id])
+        self.connection.write_message(create_awareness_message(update), binary=True)
 
     async def close(self) -> None:
         self.connection.close()

@@ -6,7 +6,9 @@ same generated notebook (2,000 cells by default) on each server, jupyter-collabo
 venv bench/rooms.py makes; each round waits out the pause (long enough for Ganymede's room to
 pack once its autosave is done, checked on its ``/metrics``), then A appends to a cell and the
 time until B holds it is taken, on each server in turn. A few edits without a pause give the
-live figure beside it.
+live figure beside it, and a third kind of round has A move its cursor into the cell 0.1 s before
+it types, as a person clicking into a cell does (Ganymede rebuilds the document on that change
+of A's awareness).
 
     .venv/bin/python bench/paused_edits.py [--cells 2000] [--rounds 7] [--pause 3.0]
 """
@@ -25,6 +27,9 @@ from rooms import ensure_anchor, start_anchor
 
 PACK_IDLE_AFTER = 1.0
 LIVE_EDITS = 20
+CLICK_TO_KEY = 0.1
+"""Seconds between a person's click into a cell and the first key (quick for a person)."""
+LIVE, PAUSED, CLICKED = "live", "after a pause", "after a pause, a click first"
 
 
 async def edit_latency(
@@ -38,18 +43,22 @@ async def edit_latency(
         for server in servers
     }
     times: dict[str, dict[str, list[float]]] = {
-        server.name: {"live": [], "after a pause": []} for server in servers
+        server.name: {LIVE: [], PAUSED: [], CLICKED: []} for server in servers
     }
-    rounds = [("live", number) for number in range(LIVE_EDITS)]
-    rounds += [("after a pause", LIVE_EDITS + number) for number in range(args.rounds)]
+    rounds = [(LIVE, number) for number in range(LIVE_EDITS)]
+    for paused in (PAUSED, CLICKED):
+        rounds += [(paused, len(rounds) + number) for number in range(args.rounds)]
     for kind, number in rounds:
-        if kind != "live":
+        if kind != LIVE:
             await asyncio.sleep(args.pause)
             ours = next(server for server in servers if server.name == "ganymede")
             assert packed_documents(ours) == 1, "the room had not packed its document"
         index, marker = (number * 7) % args.cells, f" e{number}"
         for server in servers:
             writer, reader = pairs[server.name]
+            if kind == CLICKED:
+                writer.move_cursor(index)
+                await asyncio.sleep(CLICK_TO_KEY)
             started = time.perf_counter()
             writer.append(index, marker)
             await reader.until(lambda r=reader, i=index, m=marker: r.source(i).endswith(m), "edit")
@@ -99,13 +108,13 @@ def main() -> None:
             for server in servers:
                 server.stop()
     print(f"anchor: {versions}; {args.cells} cells ({len(data) / 1e6:.1f} MB)")
-    header = f"{'edit A -> B, p50 (ms)':32} {'ganymede':>9} {'jupyter-collaboration':>22}"
+    header = f"{'edit A -> B, p50 (ms)':36} {'ganymede':>9} {'jupyter-collaboration':>22}"
     print(f"{header} {'ratio':>6}")
-    for kind in ("live", "after a pause"):
+    for kind in (LIVE, PAUSED, CLICKED):
         ours = p50_ms(times["ganymede"][kind])
         anchor = p50_ms(times["jupyter-collaboration"][kind])
         label = f"{kind} ({len(times['ganymede'][kind])})"
-        print(f"{label:32} {ours:9.1f} {anchor:22.1f} {ours / anchor:6.2f}")
+        print(f"{label:36} {ours:9.1f} {anchor:22.1f} {ours / anchor:6.2f}")
 
 
 if __name__ == "__main__":
