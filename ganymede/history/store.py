@@ -49,6 +49,11 @@ CREATE TABLE IF NOT EXISTS points (
 );
 CREATE INDEX IF NOT EXISTS points_by_file ON points (file_id, id);
 """
+PAGE_CACHE_KB = 256
+"""SQLite's page cache for the server's history connection. Its default, 2 MB, fills once a
+few documents are recorded (an opened notebook's first point is its whole update) and is
+never given back, yet history is mostly written: its points are read back only for a timeline
+or a compaction, and the system's file cache serves those reads as well."""
 # Plans applied in a row at most: each compaction shrinks the history, so two or three do.
 MAX_PLAN_ROUNDS = 4
 
@@ -238,6 +243,7 @@ class HistoryStore:
         db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         try:
             db.execute("PRAGMA journal_mode=WAL")
+            db.execute(f"PRAGMA cache_size=-{PAGE_CACHE_KB}")
             db.executescript(SCHEMA)
             db.execute("SELECT count(*) FROM points").fetchone()
         except BaseException:

@@ -95,3 +95,13 @@ def test_a_database_that_cannot_be_opened_keeps_history_in_memory(
     assert "kept in memory" in caplog.text
     store.append(points(text_updates(2, 10)))
     assert len(store.points("f1")) == 2
+
+
+def test_the_history_connection_keeps_a_small_page_cache(tmp_path: Path) -> None:
+    """SQLite's 2 MB default would fill with the first whole documents recorded and stay."""
+    store = HistoryStore(tmp_path / "history.db", clock=lambda: 2000.0)
+    store.append(points(text_updates(40, 100_000)))
+    cache = store._run(lambda db: db.execute("PRAGMA cache_size").fetchone()[0])
+    assert cache == -256  # KiB
+    assert len(store.points("f1")) == 40
+    store.close()
