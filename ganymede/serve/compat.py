@@ -31,7 +31,6 @@ room's clients as a client's presence does, and its ``states`` hold every client
 
 from __future__ import annotations
 
-import asyncio
 import importlib.util
 import logging
 from collections.abc import Callable
@@ -49,6 +48,7 @@ from ganymede.fileid import FileIdStore, api_path_of, os_path_of
 from ganymede.serve.rooms import RoomManager
 from ganymede.serve.rooms.presence import AwarenessRoom, Client, RoomHold
 from ganymede.serve.rooms.room import DocumentRoom
+from ganymede.serve.service import detached_task
 
 YDOC_EXTENSION = "jupyter_server_ydoc"
 DOCUMENTS_EXTENSION = "jupyter_server_documents"
@@ -189,7 +189,7 @@ class RoomView:
         self.awareness.observe(self._on_awareness)
         if self._document is not None and self._document.awareness is None:
             self._document.awareness = self.awareness
-        self._renewing = asyncio.ensure_future(self.awareness.start())
+        self._renewing = detached_task(self.awareness.start())
         self._stop_callbacks: list[Callable[[], Any]] = []
 
     async def get_jupyter_ydoc(self, on_reset: Callable[[YBaseDoc], Any] | None = None) -> YBaseDoc:

@@ -1,10 +1,28 @@
-"""What every long-lived part of the server shares: ``start``/``stop``, or ``async with``."""
+"""What every long-lived part of the server shares: ``start``/``stop``, or ``async with``, and
+tasks that outlive the request which starts them."""
 
 from __future__ import annotations
 
-from typing import TypeVar
+import asyncio
+import contextvars
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
 _Service = TypeVar("_Service", bound="Service")
+_Result = TypeVar("_Result")
+
+
+def detached_task(
+    work: Coroutine[Any, Any, _Result], *, name: str | None = None
+) -> asyncio.Task[_Result]:
+    """A task for work that outlives whichever request starts it (a room's autosave, the
+    server's sweepers, a kernel's readers), run in a context of its own.
+
+    A task keeps a copy of the context it is made in, and jupyter_server's ``CallContext`` puts
+    the request's handler there: a plain ``create_task`` would keep that handler alive, with
+    whatever its connection last sent, for as long as the task runs.
+    """
+    return contextvars.Context().run(asyncio.create_task, work, name=name)
 
 
 class Service:

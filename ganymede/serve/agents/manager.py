@@ -85,7 +85,7 @@ from ganymede.serve.rooms.document import notebook_content, read_shared
 from ganymede.serve.rooms.forks import Forks, UnknownFork
 from ganymede.serve.rooms.presence import GLOBAL_AWARENESS_ROOM, AwarenessRoom, RoomHold
 from ganymede.serve.rooms.room import DocumentRoom
-from ganymede.serve.service import Service
+from ganymede.serve.service import Service, detached_task
 
 AGENTS_SETTINGS_KEY = "ganymede_agents"
 SESSION_TIMEOUT = 120.0
@@ -775,7 +775,7 @@ class Agents(Service):
 
     def _start_reaper(self) -> None:
         if self._reaper is None:  # the server's loop runs once a request comes
-            self._reaper = asyncio.create_task(self._reap())
+            self._reaper = detached_task(self._reap())
 
     async def _reap(self) -> None:
         while True:

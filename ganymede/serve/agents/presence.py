@@ -25,6 +25,7 @@ from pycrdt import Assoc
 from ganymede.serve.rooms.awareness import LEFT
 from ganymede.serve.rooms.presence import AwarenessRoom
 from ganymede.serve.rooms.protocol import AwarenessEntry, encode_awareness
+from ganymede.serve.service import detached_task
 
 RENEW_INTERVAL = 10.0
 """Well inside y-protocols' 30 s outdated timeout, so no client times an agent out."""
@@ -144,7 +145,7 @@ class AgentPresence:
 
     def _start_renewer(self) -> None:
         if self._renewer is None:
-            self._renewer = asyncio.create_task(self._renew())
+            self._renewer = detached_task(self._renew())
 
     async def _renew(self) -> None:
         while True:

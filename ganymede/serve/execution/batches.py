@@ -35,6 +35,7 @@ from ganymede.serve.execution.ydoc_outputs import (
     find_cell,
 )
 from ganymede.serve.rooms.document import RoomDocument
+from ganymede.serve.service import detached_task
 from ganymede.trust.outputs import KernelOutputs
 
 REMEMBERED_REQUESTS = 10_000
@@ -154,7 +155,7 @@ class KernelQueue:
         self._queued: OrderedDict[str, None] = OrderedDict()
         self._queued_changed = asyncio.Condition()
         self._connection: KernelLine | None = None
-        self._worker = asyncio.create_task(self._work())
+        self._worker = detached_task(self._work())
 
     async def wait_until_queued(self, request_id: str, timeout: float) -> bool:
         """Whether the request ``request_id`` is (or within ``timeout`` s becomes) queued here."""

@@ -37,6 +37,7 @@ from jupyter_client.channels import AsyncZMQSocketChannel
 from ganymede.errors import KernelDied
 from ganymede.execute.kernel import HANDSHAKE_RESEND, IOPUB_GRACE, LIVENESS_INTERVAL
 from ganymede.serve.kernels.stream_watch import StreamWatch
+from ganymede.serve.service import detached_task
 
 IopubHandler = Callable[[Sequence[tuple[str, Mapping[str, Any]]]], None]
 READ_TOGETHER = 1000
@@ -292,7 +293,7 @@ class KernelConnection(KernelLine):
     async def _start(self, timeout: float) -> None:
         self.client.start_channels(shell=True, iopub=True, stdin=False, hb=False, control=False)
         for channel in (self.client.shell_channel, self.client.iopub_channel):
-            self._readers.append(asyncio.create_task(self._read(channel)))
+            self._readers.append(detached_task(self._read(channel)))
         # A SUB socket receives nothing until its subscription reaches the kernel.
         await self._handshake(timeout, HANDSHAKE_RESEND)
 

@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 
-from ganymede.serve.service import Service
+from ganymede.serve.service import Service, detached_task
 
 
 class Autosave(Service):
@@ -30,7 +30,7 @@ class Autosave(Service):
     async def start(self) -> None:
         if self._task is not None:
             raise RuntimeError("autosave already started")
-        self._task = asyncio.create_task(self._run())
+        self._task = detached_task(self._run())
 
     async def stop(self) -> None:
         if self._task is None:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pycrdt import merge_updates
 
 from ganymede.history import HistoryStore, NewPoint, PointKind
-from ganymede.serve.service import Service
+from ganymede.serve.service import Service, detached_task
 
 FLUSH_INTERVAL = 1.0
 
@@ -95,7 +95,7 @@ class HistoryRecorder(Service):
             else:
                 self._last.pop(history.epoch, None)
         if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run())
+            self._task = detached_task(self._run())
         self._queued.set()
 
     async def flush(self) -> None:

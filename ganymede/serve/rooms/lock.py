@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ganymede.serve.rooms.protocol import SaveStatus
+from ganymede.serve.service import detached_task
 
 LOCK_DIR_NAME = "ganymede-rooms"
 CHECK_INTERVAL = 1.0
@@ -150,7 +151,7 @@ class LockKeeper:
     async def start(self) -> None:
         if self._task is not None:
             raise RuntimeError("lock keeper already started")
-        self._task = asyncio.create_task(self._run())
+        self._task = detached_task(self._run())
 
     async def stop(self) -> None:
         """Stop checking and let go of the lock (the room has saved by now)."""

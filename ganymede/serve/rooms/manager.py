@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import time
 import uuid
@@ -40,6 +41,7 @@ from ganymede.serve.rooms.protocol import RoomName
 from ganymede.serve.rooms.room import DocumentRoom
 from ganymede.serve.rooms.trust import file_signed
 from ganymede.serve.rooms.watcher import FileWatcher
+from ganymede.serve.service import detached_task
 from ganymede.trust.outputs import KernelOutputs
 
 DEFAULT_GRACE_PERIOD = 60.0
@@ -246,7 +248,7 @@ class RoomManager:
             return  # others remain, the room is already closing (its clients are told so), or
             # it stays until whoever made it removes it
         if room.name not in self._waiting:
-            self._waiting[room.name] = asyncio.create_task(self._close_after_grace(room))
+            self._waiting[room.name] = detached_task(self._close_after_grace(room))
             self._keep_within_budget()
 
     def _keep_within_budget(self) -> None:
@@ -270,7 +272,7 @@ class RoomManager:
             self._waiting[name].cancel()
             total -= costs[name]
             self.log.info("room %s: closed early, the rooms' memory budget is spent", name)
-            self._waiting[name] = asyncio.create_task(self._close_after_grace(room, wait=0))
+            self._waiting[name] = detached_task(self._close_after_grace(room, wait=0))
 
     def add_room(self, room: AwarenessRoom) -> None:
         """Serve a room the server made itself (a fork's) under its name; clients join it as
@@ -281,7 +283,7 @@ class RoomManager:
         for observer in self._observers:
             observer.opened(room)
         if room.closes_when_idle:
-            self._waiting[room.name] = asyncio.create_task(self._close_after_grace(room))
+            self._waiting[room.name] = detached_task(self._close_after_grace(room))
 
     async def remove_room(self, room: AwarenessRoom) -> None:
         """Close a room ``add_room`` served: its clients are told it closed."""
@@ -331,7 +333,7 @@ class RoomManager:
         if isinstance(room, DocumentRoom):
             self._release_heap_soon()
             if self.pack_idle_after > 0 and self._packing is None:
-                self._packing = asyncio.create_task(self._pack_idle_documents())
+                self._packing = detached_task(self._pack_idle_documents())
         return room
 
     async def _load(self, name: RoomName) -> DocumentRoom:
@@ -489,7 +491,11 @@ class RoomManager:
         if self._heap_release is not None:
             self._heap_release.cancel()
         loop = asyncio.get_running_loop()
-        self._heap_release = loop.call_later(HEAP_RELEASE_DELAY, release_freed_memory)
+        # A context of its own, as for a detached_task: the handle, kept after it ran, would
+        # keep the closing request's handler alive.
+        self._heap_release = loop.call_later(
+            HEAP_RELEASE_DELAY, release_freed_memory, context=contextvars.Context()
+        )
 
     async def _release(self, room: AwarenessRoom) -> None:
         """Let go of a closed document room's lock: another server's room may take over."""

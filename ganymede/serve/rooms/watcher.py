@@ -27,7 +27,7 @@ from pathlib import Path
 
 import watchfiles
 
-from ganymede.serve.service import Service
+from ganymede.serve.service import Service, detached_task
 
 SettledHandler = Callable[[Path], Awaitable[None]]
 MAX_DETECTION_LAG = 0.1  # seconds a change may be dated back by its file's modification time
@@ -120,8 +120,8 @@ class FileWatcher(Service):
 
     async def start(self) -> None:
         self._tasks = [
-            asyncio.create_task(self._watch_loop(), name="ganymede-watcher"),
-            asyncio.create_task(self._report_loop(), name="ganymede-watcher-report"),
+            detached_task(self._watch_loop(), name="ganymede-watcher"),
+            detached_task(self._report_loop(), name="ganymede-watcher-report"),
         ]
         self.started.set()
 
