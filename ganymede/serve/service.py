@@ -1,11 +1,11 @@
 """What every long-lived part of the server shares: ``start``/``stop``, or ``async with``, and
-tasks that outlive the request which starts them."""
+tasks and timers that outlive the request which starts them."""
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 _Service = TypeVar("_Service", bound="Service")
@@ -23,6 +23,15 @@ def detached_task(
     whatever its connection last sent, for as long as the task runs.
     """
     return contextvars.Context().run(asyncio.create_task, work, name=name)
+
+
+def detached_call_later(
+    delay: float, callback: Callable[..., object], *args: object
+) -> asyncio.TimerHandle:
+    """``call_later`` in a context of its own, for the same reason as ``detached_task``: the
+    handle keeps its context as long as anyone keeps the handle, after it ran too."""
+    loop = asyncio.get_running_loop()
+    return loop.call_later(delay, callback, *args, context=contextvars.Context())
 
 
 class Service:

@@ -39,6 +39,7 @@ from ganymede.serve.rooms.document import DocumentKind, keeps_cell_ids
 from ganymede.serve.rooms.patch import patch_text
 from ganymede.serve.rooms.presence import RoomHold
 from ganymede.serve.rooms.room import DocumentRoom
+from ganymede.serve.service import detached_call_later
 
 CELL_TYPES = ("code", "markdown", "raw")
 
@@ -165,9 +166,8 @@ class RoomHolds:
         """Look again ``after`` seconds (``idle`` by default) whether ``holder`` went idle."""
         if self.idle is None or holder in self._timers or not self._holds.get(holder):
             return
-        loop = asyncio.get_running_loop()
         wait = self.idle if after is None else after
-        self._timers[holder] = loop.call_later(wait, self._let_go_if_idle, holder)
+        self._timers[holder] = detached_call_later(wait, self._let_go_if_idle, holder)
 
     def _let_go_if_idle(self, holder: str) -> None:
         """Idle ``idle`` seconds since its last use ended: let go of the rooms it can be given

@@ -21,6 +21,7 @@ from ganymede.fileid import FileIdStore
 from ganymede.serve.rooms import RoomManager
 from ganymede.serve.rooms.document import notebook_content
 from ganymede.serve.rooms.room import DocumentRoom
+from ganymede.serve.service import detached_task
 
 SCAN_INTERVAL = 0.25
 IDLE_TIMEOUT = 300.0
@@ -68,7 +69,7 @@ class Watcher:
         self._rooms: dict[str, _Room] = {}
         self._arrived = asyncio.Event()
         self._scan(baseline=True)
-        self._task = asyncio.create_task(self._run())
+        self._task = detached_task(self._run())
 
     @property
     def cursor(self) -> int:

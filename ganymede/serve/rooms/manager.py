@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import logging
 import time
 import uuid
@@ -41,7 +40,7 @@ from ganymede.serve.rooms.protocol import RoomName
 from ganymede.serve.rooms.room import DocumentRoom
 from ganymede.serve.rooms.trust import file_signed
 from ganymede.serve.rooms.watcher import FileWatcher
-from ganymede.serve.service import detached_task
+from ganymede.serve.service import detached_call_later, detached_task
 from ganymede.trust.outputs import KernelOutputs
 
 DEFAULT_GRACE_PERIOD = 60.0
@@ -490,12 +489,7 @@ class RoomManager:
     def _release_heap_soon(self) -> None:
         if self._heap_release is not None:
             self._heap_release.cancel()
-        loop = asyncio.get_running_loop()
-        # A context of its own, as for a detached_task: the handle, kept after it ran, would
-        # keep the closing request's handler alive.
-        self._heap_release = loop.call_later(
-            HEAP_RELEASE_DELAY, release_freed_memory, context=contextvars.Context()
-        )
+        self._heap_release = detached_call_later(HEAP_RELEASE_DELAY, release_freed_memory)
 
     async def _release(self, room: AwarenessRoom) -> None:
         """Let go of a closed document room's lock: another server's room may take over."""
