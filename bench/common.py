@@ -137,6 +137,7 @@ class RoomClient:
     news: asyncio.Event = field(default_factory=asyncio.Event)
     applying: bool = False
     reader: asyncio.Task[None] | None = None
+    awareness: Awareness | None = None  # made on the first move_cursor
 
     def start(self) -> None:
         self.notebook.ydoc.observe(self._send_own_change)
@@ -179,7 +180,9 @@ class RoomClient:
     def move_cursor(self, index: int) -> None:
         """Say where the cursor went, as JupyterLab's editor does when a person clicks into a
         cell (its awareness state changes)."""
-        awareness = Awareness(self.notebook.ydoc)
+        if self.awareness is None:  # one for the client, so its clock goes up as a client's does
+            self.awareness = Awareness(self.notebook.ydoc)
+        awareness = self.awareness
         awareness.set_local_state({"user": {"name": "bench"}, "cursors": [{"cell": index}]})
         update = awareness.encode_awareness_update([awareness.client_id])
         self.connection.write_message(create_awareness_message(update), binary=True)
