@@ -15,17 +15,25 @@ NODE_PREFIX := $(VENV)/node
 NODE_BIN := $(abspath $(NODE_PREFIX)/node_modules/.bin)
 NPM_PACKAGES ?= configurable-http-proxy
 PYTEST_ARGS ?=
+# Tests mostly wait on kernels, servers and browsers, so more workers than cores pays; each
+# worker has its own temporary dirs and every server binds a port of its own choosing. A whole
+# module goes to one worker, so a module's shared server starts once.
+PYTEST_WORKERS ?= 4
+PYTEST := PATH="$(NODE_BIN):$$PATH" $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
 
-.PHONY: serve test setup system-packages node-packages lint format bench clean
+.PHONY: serve test check setup system-packages node-packages lint format bench clean
 
 serve: setup
 	$(BIN)/ganymede serve examples
 
-test: setup $(AI_STAMP) $(SUGGESTIONS_STAMP)
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	# pytest exits 5 when it collected nothing: make treats that as the failure it is.
-	PATH="$(NODE_BIN):$$PATH" $(BIN)/python -m pytest $(PYTEST_ARGS)
+# pytest exits 5 when it collected nothing: make treats that as the failure it is.
+test: setup $(AI_STAMP) $(SUGGESTIONS_STAMP) lint
+	$(PYTEST) $(PYTEST_ARGS)
+
+# The edit-test loop: lint and every test not marked slow (no browser, hub, layered venv,
+# stress, kernel run or second server).
+check: setup lint
+	$(PYTEST) -m "not slow" $(PYTEST_ARGS)
 
 setup: system-packages node-packages $(STAMP)
 

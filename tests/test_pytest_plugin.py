@@ -12,6 +12,8 @@ import pytest
 
 from tests.execute.notebooks import notebook
 
+pytestmark = pytest.mark.slow
+
 FAILING_CELL = "def divide():\n    return 1 / 0\ndivide()"
 
 

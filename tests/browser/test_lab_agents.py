@@ -12,6 +12,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import pytest
 from nbformat.v4 import new_code_cell
 from playwright.sync_api import expect
 
@@ -19,6 +20,8 @@ from tests.browser.conftest import OpenLab
 from tests.browser.lab import LabPage, write_notebook
 from tests.mcp.conftest import call, door_to
 from tests.serve.conftest import RunningServer
+
+pytestmark = pytest.mark.slow
 
 GONE_TIMEOUT_MS = 10_000
 

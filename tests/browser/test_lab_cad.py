@@ -6,10 +6,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from playwright.sync_api import expect
 
 from tests.browser.conftest import OpenLab
 from tests.serve.conftest import RunningServer
+
+pytestmark = pytest.mark.slow
 
 AT_ORIGIN = {"Position": [0.0, 0.0, 0.0], "Axis": [0.0, 0.0, 1.0], "Angle": 0.0}
 

@@ -12,6 +12,8 @@ from tests.browser.conftest import OPENED_PAGES, OpenLab, stop_within_deadline
 from tests.browser.lab import OPEN_TIMEOUT_MS, LabPage, wait_for_disk
 from tests.serve.conftest import RunningServer, jupyter_env, start_server
 
+pytestmark = pytest.mark.slow
+
 ON_DISK = {
     "body": "hello from disk",
     "id": "on-disk-1",

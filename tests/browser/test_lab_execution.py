@@ -13,12 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+import pytest
 from nbformat.v4 import new_code_cell
 from playwright.sync_api import Request
 
 from tests.browser.conftest import OpenLab
 from tests.browser.lab import LabPage, wait_for_disk, write_notebook
 from tests.serve.conftest import RunningServer
+
+pytestmark = pytest.mark.slow
 
 EXECUTE_PATH = re.compile(r"/api/kernels/[0-9a-f-]+/execute$")
 CONNECTED = "execute: connected to the kernel"

@@ -20,6 +20,8 @@ from tests.browser.lab import LabPage, sources_on_disk, wait_for_disk, write_not
 from tests.serve.conftest import RunningServer, jupyter_env, start_server
 from tests.serve.roles import SERVER_OPTIONS, token_of
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 
 

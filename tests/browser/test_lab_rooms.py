@@ -21,6 +21,8 @@ from tests.browser.lab import expect_source, sources_on_disk, wait_for_disk, wri
 from tests.serve.conftest import RunningServer
 from tests.serve.test_metrics import figures, value
 
+pytestmark = pytest.mark.slow
+
 DIRTY = re.compile(r"\bjp-mod-dirty\b")
 
 

@@ -16,6 +16,8 @@ from tests.browser.lab import LabPage, expect_source, sources_on_disk, wait_for_
 from tests.serve.conftest import RunningServer, jupyter_env, start_server
 from tests.serve.plain_server import SERVER_DOCUMENTS_PACKAGES, apart_env, install_apart
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def served_beside_server_documents(

@@ -41,6 +41,8 @@ from tests.browser.test_lab_agents import McpAgent
 from tests.serve.conftest import RunningServer, jupyter_env, start_server
 from tests.serve.test_cli import page_config
 
+pytestmark = pytest.mark.slow
+
 RTC_MANAGER = "RTC Suggestion Manager"
 SUGGESTED = re.compile(r'@@suggested \{"cell":"cell-b","id":"([0-9a-f]+)"')
 PATH = "suggested.ipynb"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from nbformat.v4 import new_code_cell
 from playwright.sync_api import Browser, expect
 
@@ -16,6 +17,8 @@ from tests.browser.lab import (
     write_notebook,
 )
 from tests.serve.conftest import RunningServer, jupyter_env, start_server
+
+pytestmark = pytest.mark.slow
 
 
 def test_dragging_the_slider_back_shows_the_earlier_version_and_restore_saves_it(

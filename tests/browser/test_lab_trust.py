@@ -15,6 +15,8 @@ from tests.browser.conftest import OpenLab
 from tests.browser.lab import LabPage, wait_for_disk, write_notebook
 from tests.serve.conftest import RunningServer
 
+pytestmark = pytest.mark.slow
+
 # A script that leaves a mark on the page: it runs only when JupyterLab trusts the output.
 SCRIPT_HTML = (
     "<div class='gm-shown'>rich output</div>"

@@ -15,6 +15,8 @@ from typing import Any
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 PYTHON3 = {"display_name": "Python 3", "language": "python", "name": "python3"}
 
 

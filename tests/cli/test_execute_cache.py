@@ -14,6 +14,8 @@ import pytest
 
 from tests.cli.test_execute import code, ganymede, json_lines, write_notebook
 
+pytestmark = pytest.mark.slow
+
 PROBE = {"display_name": "Cache probe", "language": "python", "name": "cache-probe"}
 COUNTING = "with open('runs.txt', 'a') as runs:\n    runs.write('x')"
 

@@ -15,7 +15,7 @@ from tests.cli.test_execute import code, ganymede, json_lines, write_notebook
 
 TOKEN = "gateway-secret"
 # A gateway and its kernels start in the first test that needs them.
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

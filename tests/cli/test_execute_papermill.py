@@ -16,7 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.cli.test_execute import code, ganymede, json_lines, write_notebook
+
+pytestmark = pytest.mark.slow
 
 PAPERMILL = Path(sys.executable).parent / "papermill"
 SHOW_PARAMETERS = (

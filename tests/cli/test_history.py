@@ -16,6 +16,8 @@ from ganymede.fileid import FileIdStore
 from ganymede.history import HistoryStore, NewPoint, PointKind
 from ganymede.history.files import format_time
 
+pytestmark = pytest.mark.slow
+
 # 2026-12-01 12:00:00 UTC and the minutes after it.
 START = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc).timestamp()
 

@@ -8,8 +8,11 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbformat.sign import NotebookNotary
 from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+pytestmark = pytest.mark.slow
 
 
 def ganymede(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -15,6 +15,8 @@ from nbformat.v4 import new_code_cell, new_notebook, new_output
 
 from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:

@@ -22,6 +22,8 @@ from nbclient.exceptions import CellTimeoutError
 
 from tests.execute.nbnormal import TIMING_KEYS, normalise, timing_keys
 
+pytestmark = pytest.mark.slow
+
 GOLDEN = Path(__file__).parent / "golden" / "fidelity"
 NOTEBOOKS = sorted(path.name for path in GOLDEN.glob("*.ipynb"))
 ATTEMPTS = 3

@@ -17,6 +17,8 @@ from ganymede.host.api import Caller
 from ganymede.host.driver import HostDriver, attached
 from tests.host.responders import EchoResponder
 
+pytestmark = pytest.mark.slow
+
 LOG = logging.getLogger("test.host")
 CALLER = Caller(kernel_id="k1", notebook="journal/today.ipynb", grant=Grant(), self_calls=False)
 

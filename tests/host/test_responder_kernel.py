@@ -34,6 +34,8 @@ from ganymede.serve.rooms.room import DocumentRoom
 from tests.core.disk import code, display, markdown, write_notebook
 from tests.serve.test_host_rooms import Mirror
 
+pytestmark = pytest.mark.slow
+
 LOG = logging.getLogger("test.host")
 INDEX = "journal/index.ipynb"
 FREMONT = "journal/2026-11-09-fremont.ipynb"

@@ -9,7 +9,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.core.disk import code, write_notebook
+
+pytestmark = pytest.mark.slow
 
 INDEX = (
     "from ganymede.kernel import host, result, HostError\n"

@@ -22,6 +22,8 @@ from ganymede.host.driver import attached
 from tests.host.responders import EchoResponder
 from tests.host.test_driver import CALLER, Cells
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parents[2]
 OLD_KERNEL = "ipykernel73"
 """Its venv is built once and kept under ``.venv/`` (git-ignored); CI builds it from PyPI."""

@@ -3,38 +3,21 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 
 import pytest
 
-LABEXTENSIONS = Path(sysconfig.get_path("data")) / "share" / "jupyter" / "labextensions"
+from tests.lab.conftest import LabEnvironment
+from tests.lab.wheels import build_wheel
 
-pytestmark = pytest.mark.usefixtures("clean_environment")
-
-
-def ganymede(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ganymede", "lab", "extension", *args],
-        capture_output=True,
-        text=True,
-        timeout=110,
-    )
+pytestmark = pytest.mark.slow
 
 
-def listed() -> dict[str, dict[str, str | None]]:
-    done = ganymede("list", "--json")
-    assert done.returncode == 0, done.stderr
-    return {item["name"]: item for item in json.loads(done.stdout)["extensions"]}
-
-
-def test_install_by_path_then_list_then_uninstall(wheelhouse: Path) -> None:
+def test_install_by_path_then_list_then_uninstall(lab: LabEnvironment, wheelhouse: Path) -> None:
     wheel = wheelhouse / "ganymede_test_ext-0.1.0-py3-none-any.whl"
-    where = LABEXTENSIONS / "ganymede-test-ext"
+    where = lab.labextensions / "ganymede-test-ext"
 
-    done = ganymede("install", str(wheel))
+    done = lab.ganymede("install", str(wheel))
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "installed ganymede-test-ext 0.1.0",
@@ -43,30 +26,30 @@ def test_install_by_path_then_list_then_uninstall(wheelhouse: Path) -> None:
     assert "Successfully installed" not in done.stdout + done.stderr  # pip's chatter stays quiet
     assert (where / "static" / "remoteEntry.js").is_file()
 
-    assert listed()["ganymede-test-ext"] == {
+    assert lab.listed()["ganymede-test-ext"] == {
         "name": "ganymede-test-ext",
         "version": "0.0.7",
         "path": str(where),
         "distribution": "ganymede-test-ext",
     }
-    table = ganymede("list").stdout.splitlines()
+    table = lab.ganymede("list").stdout.splitlines()
     row = next(line for line in table if line.startswith("ganymede-test-ext "))
     assert row.split() == ["ganymede-test-ext", "0.0.7", "ganymede-test-ext", str(where)]
 
-    done = ganymede("uninstall", "ganymede-test-ext")
+    done = lab.ganymede("uninstall", "ganymede-test-ext")
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == [
         "uninstalled ganymede-test-ext 0.1.0",
         f"  ganymede-test-ext  0.0.7  {where}",
     ]
     assert not where.exists()
-    assert "ganymede-test-ext" not in listed()
+    assert "ganymede-test-ext" not in lab.listed()
 
 
-def test_installing_again_reports_already_installed(wheelhouse: Path) -> None:
+def test_installing_again_reports_already_installed(lab: LabEnvironment, wheelhouse: Path) -> None:
     wheel = str(wheelhouse / "ganymede_test_ext-0.1.0-py3-none-any.whl")
-    assert ganymede("install", wheel).returncode == 0
-    done = ganymede("install", "--json", wheel)
+    assert lab.ganymede("install", wheel).returncode == 0
+    done = lab.ganymede("install", "--json", wheel)
     assert done.returncode == 0, done.stderr
     (report,) = json.loads(done.stdout)["installed"]
     assert report["distribution"] == "ganymede-test-ext"
@@ -74,8 +57,10 @@ def test_installing_again_reports_already_installed(wheelhouse: Path) -> None:
     assert [item["name"] for item in report["extensions"]] == ["ganymede-test-ext"]
 
 
-def test_a_dependency_that_brings_an_extension_is_reported(wheelhouse: Path) -> None:
-    done = ganymede(
+def test_a_dependency_that_brings_an_extension_is_reported(
+    lab: LabEnvironment, wheelhouse: Path
+) -> None:
+    done = lab.ganymede(
         "install", "--json", "--no-index", "--find-links", str(wheelhouse), "ganymede-test-scoped"
     )
     assert done.returncode == 0, done.stderr
@@ -87,35 +72,37 @@ def test_a_dependency_that_brings_an_extension_is_reported(wheelhouse: Path) -> 
     assert extension == {
         "name": "@ganymede-test/scoped-ext",
         "version": "2.0.1",
-        "path": str(LABEXTENSIONS / "@ganymede-test" / "scoped-ext"),
+        "path": str(lab.labextensions / "@ganymede-test" / "scoped-ext"),
         "distribution": "ganymede-test-scoped",
     }
-    assert listed()["@ganymede-test/scoped-ext"]["distribution"] == "ganymede-test-scoped"
+    assert lab.listed()["@ganymede-test/scoped-ext"]["distribution"] == "ganymede-test-scoped"
 
 
-def test_a_distribution_without_an_extension_installs_with_a_warning(wheelhouse: Path) -> None:
-    done = ganymede("install", "--no-index", "--find-links", str(wheelhouse), "ganymede-test-plain")
+def test_a_distribution_without_an_extension_installs_with_a_warning(
+    lab: LabEnvironment, wheelhouse: Path
+) -> None:
+    done = lab.ganymede(
+        "install", "--no-index", "--find-links", str(wheelhouse), "ganymede-test-plain"
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.splitlines() == ["installed ganymede-test-plain 1.0.0"]
     assert "warning: ganymede-test-plain 1.0.0 installs no lab extension" in done.stderr
 
 
-def test_a_version_spec_passes_through_to_pip(tmp_path: Path) -> None:
-    from tests.lab.wheels import build_wheel
-
+def test_a_version_spec_passes_through_to_pip(lab: LabEnvironment, tmp_path: Path) -> None:
     for version in ("0.1.0", "0.2.0"):
         build_wheel(tmp_path, "ganymede-test-ext", version, extension="ganymede-test-ext")
-    done = ganymede(
+    done = lab.ganymede(
         "install", "--json", "--no-index", "--find-links", str(tmp_path), "ganymede-test-ext==0.1.0"
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["installed"][0]["version"] == "0.1.0"
 
 
-def test_a_name_pip_cannot_find_is_one_clear_error(tmp_path: Path) -> None:
+def test_a_name_pip_cannot_find_is_one_clear_error(lab: LabEnvironment, tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
-    done = ganymede(
+    done = lab.ganymede(
         "install", "--json", "--no-index", "--find-links", str(empty), "ganymede-no-such-dist"
     )
     assert done.returncode == 1
@@ -127,8 +114,8 @@ def test_a_name_pip_cannot_find_is_one_clear_error(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_one_missing_name_installs_nothing(wheelhouse: Path) -> None:
-    done = ganymede(
+def test_one_missing_name_installs_nothing(lab: LabEnvironment, wheelhouse: Path) -> None:
+    done = lab.ganymede(
         "install",
         "--no-index",
         "--find-links",
@@ -139,11 +126,11 @@ def test_one_missing_name_installs_nothing(wheelhouse: Path) -> None:
     assert done.returncode == 1
     assert done.stdout == ""
     assert "no matching distribution found" in done.stderr.lower()
-    assert ganymede("uninstall", "ganymede-test-plain").returncode == 1  # not installed
+    assert lab.ganymede("uninstall", "ganymede-test-plain").returncode == 1  # not installed
 
 
-def test_uninstalling_what_is_not_installed_is_a_clear_error() -> None:
-    done = ganymede("uninstall", "ganymede-test-ext", "ganymede-no-such-dist")
+def test_uninstalling_what_is_not_installed_is_a_clear_error(lab: LabEnvironment) -> None:
+    done = lab.ganymede("uninstall", "ganymede-test-ext", "ganymede-no-such-dist")
     assert done.returncode == 1
     assert done.stdout == ""
     assert done.stderr.splitlines()[-1] == (
@@ -152,29 +139,29 @@ def test_uninstalling_what_is_not_installed_is_a_clear_error() -> None:
     )
 
 
-def test_list_shows_the_docprovider_the_lab_extra_installs() -> None:
-    extension = listed()["@jupyter/docprovider-extension"]
+def test_list_shows_the_docprovider_the_lab_extra_installs(base_venv: LabEnvironment) -> None:
+    extension = base_venv.listed()["@jupyter/docprovider-extension"]
     assert extension["distribution"] == "jupyter-docprovider"
     assert extension["version"]
     assert Path(str(extension["path"]), "package.json").is_file()
 
 
-def test_verbose_shows_pips_output_on_stderr_only(wheelhouse: Path) -> None:
+def test_verbose_shows_pips_output_on_stderr_only(lab: LabEnvironment, wheelhouse: Path) -> None:
     wheel = str(wheelhouse / "ganymede_test_ext-0.1.0-py3-none-any.whl")
-    done = ganymede("install", "--verbose", "--json", wheel)
+    done = lab.ganymede("install", "--verbose", "--json", wheel)
     assert done.returncode == 0, done.stderr
     assert "Successfully installed ganymede-test-ext-0.1.0" in done.stderr
     assert json.loads(done.stdout)["installed"][0]["distribution"] == "ganymede-test-ext"
 
 
-def test_an_argument_that_looks_like_an_option_is_refused() -> None:
-    done = ganymede("uninstall", "--", "--yes")
+def test_an_argument_that_looks_like_an_option_is_refused(lab: LabEnvironment) -> None:
+    done = lab.ganymede("uninstall", "--", "--yes")
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1] == "ganymede: error: '--yes' is not a package name"
 
 
 @pytest.mark.parametrize("words", [(), ("install",), ("list",), ("uninstall",)])
-def test_help(words: tuple[str, ...]) -> None:
-    done = ganymede(*words, "--help")
+def test_help(lab: LabEnvironment, words: tuple[str, ...]) -> None:
+    done = lab.ganymede(*words, "--help")
     assert done.returncode == 0
     assert done.stdout.startswith(f"Usage: ganymede lab extension {' '.join(words)}".rstrip())

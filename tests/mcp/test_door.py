@@ -9,6 +9,7 @@ from pathlib import Path
 
 import httpx
 import nbformat
+import pytest
 from mcp import types
 
 from tests.mcp.conftest import (
@@ -25,6 +26,8 @@ from tests.mcp.conftest import (
 )
 from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
 from tests.serve.rooms.client import eventually
+
+pytestmark = pytest.mark.slow
 
 CHANGED_BY_THOMAS = re.compile(r"@@changed 1 cell (in \S+ )?by Thomas since your last read")
 MARK = re.compile(r'@@mark \{"mark":"([0-9a-f]{16})"')

@@ -11,6 +11,8 @@ import pytest
 from tests.mcp.conftest import call, door_parameters, mcp_door
 from tests.serve.conftest import jupyter_env
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def alone(tmp_path: Path) -> tuple[Path, dict[str, str]]:

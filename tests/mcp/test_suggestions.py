@@ -15,7 +15,7 @@ from tests.mcp.conftest import call, door_to
 from tests.serve.conftest import RunningServer, jupyter_env
 from tests.serve.rooms.client import eventually
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 SUGGESTED = re.compile(r'@@suggested \{"cell":"cell-0","id":"([0-9a-f]+)"')
 
 

@@ -14,9 +14,12 @@ from pathlib import Path
 
 import httpx
 import nbformat
+import pytest
 
 from tests.mcp.conftest import CLIENT_NAME, add_markdown, call, door_to, thomas_in, type_into, until
 from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
+
+pytestmark = pytest.mark.slow
 
 SETTLE = 0.5
 FIRST_LINE = 60.0  # the watch process starting up, before it is known to be connected

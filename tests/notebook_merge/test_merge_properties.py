@@ -8,10 +8,13 @@ import json
 from typing import Any
 
 import nbformat
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ganymede.notebook.merge import MergeResult, merge_notebooks
+
+pytestmark = pytest.mark.slow
 
 CELL_IDS = [f"c{n}" for n in range(6)]
 SOURCES = ["", "x = 1", "x = 2\ny = 3", "print(x)\n"]

@@ -4,8 +4,11 @@ server error: a directory, a file that is not JSON."""
 from __future__ import annotations
 
 import httpx
+import pytest
 
 from tests.serve.conftest import RunningServer
+
+pytestmark = pytest.mark.slow
 
 
 def test_a_directory_or_a_broken_file_is_refused_as_no_notebook(

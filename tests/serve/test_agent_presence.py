@@ -19,7 +19,7 @@ from tests.serve.conftest import RunningServer
 from tests.serve.rooms.client import DEADLINE, RoomClient, eventually, open_socket
 from tests.serve.test_agent_api import Agent, notebook_file, person
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from tests.serve.rooms.client import eventually
 from tests.serve.rooms.conftest import open_session
 from tests.serve.test_agent_api import Agent, notebook_file, person, type_into
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import server_with
 from tests.serve.test_agent_api import Agent, cell_sources, notebook_file, person, type_into
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.slow]
 
 
 @pytest.fixture

@@ -14,6 +14,8 @@ import pytest
 
 from tests.serve.conftest import STOP_TIMEOUT, jupyter_env, serve_command, start_server, stop_server
 
+pytestmark = pytest.mark.slow
+
 PAGE_CONFIG = re.compile(
     r'<script id="jupyter-config-data" type="application/json">(.*?)</script>', re.S
 )

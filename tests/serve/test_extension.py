@@ -35,6 +35,8 @@ from tests.serve.rooms.conftest import (
 from tests.serve.test_cli import page_config
 from tests.serve.test_host_calls import run_cell, start_session
 
+pytestmark = pytest.mark.slow
+
 SERVER_DOCUMENTS = "@jupyter-ai-contrib/server-documents"
 DOCPROVIDER = "@jupyter/docprovider-extension"
 """Whose document factory, cell executor, timeline and fork manager it would disable."""

@@ -20,6 +20,8 @@ from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import open_session, sources
 from tests.serve.websocket import hang_up
 
+pytestmark = pytest.mark.slow
+
 RESULT_MIME = "application/vnd.ganymede.result+json"
 INDEX = "journal/index.ipynb"
 FREMONT = "journal/fremont.ipynb"

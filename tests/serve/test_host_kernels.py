@@ -28,6 +28,8 @@ from ganymede.serve.kernels import manager as kernel_manager
 from ganymede.serve.kernels.manager import HostKernelManager
 from tests.host.responders import EchoResponder
 
+pytestmark = pytest.mark.slow
+
 LOG = logging.getLogger("test.host_kernels")
 NOTEBOOK = "journal/today.ipynb"
 GATE = (

@@ -22,6 +22,8 @@ from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_
 from tests.serve.rooms.client import eventually
 from tests.serve.rooms.conftest import chat_client, open_session
 
+pytestmark = pytest.mark.slow
+
 # Enabled from the test venv's own config, not jupyter-ai's environment: the packages that find
 # rooms (jupyterlab-chat, jupyter-ai's router) are the test venv's.
 TEST_VENV_EXTENSIONS = ("jupyterlab_chat", "jupyter_ai_router")

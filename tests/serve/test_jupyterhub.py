@@ -23,6 +23,8 @@ from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import edit_first_cell, notebook_bytes, sources_on_disk, write
 from tests.serve.test_host_calls import run_cell
 
+pytestmark = pytest.mark.slow
+
 HOST_CHECK = "from ganymede.kernel import host\nprint(host() is not None)"
 SPAWNED = {
     "ganymede serve": ([sys.executable, "-m", "ganymede", "serve"], []),

@@ -16,6 +16,8 @@ from ganymede.serve.kernels.output import OutputBacklog
 from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
 from tests.serve.raw_kernel import BOUNDED_CONFIG, output_is_dropped_and_the_connection_stays
 
+pytestmark = pytest.mark.slow
+
 # jupyter_server's own rate limits off, so only the bound under test can drop anything.
 NO_RATE_LIMITS = ("--ZMQChannelsWebsocketConnection.limit_rate=False",)
 

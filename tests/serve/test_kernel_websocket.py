@@ -17,6 +17,8 @@ import pytest
 from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
 from tests.serve.kernel_socket import connect
 
+pytestmark = pytest.mark.slow
+
 NOTEBOOK = "journal/today.ipynb"
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
@@ -22,6 +23,8 @@ from tests.serve.rooms.conftest import (
     sources_on_disk,
     write,
 )
+
+pytestmark = pytest.mark.slow
 
 Figures = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 

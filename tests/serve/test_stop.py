@@ -9,8 +9,11 @@ import threading
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.serve.conftest import STOP_TIMEOUT, jupyter_env, start_server
+
+pytestmark = pytest.mark.slow
 
 
 def test_ctrl_c_during_a_long_listing_still_exits(tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ import pytest
 
 from stress.crash_save import NOTEBOOKS, SHORT_KILLS, crash_repeatedly, report
 
+pytestmark = pytest.mark.slow
+
 SEED = 20261202
 
 

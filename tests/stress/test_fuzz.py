@@ -9,6 +9,8 @@ import pytest
 
 from stress.fuzz import SHORT_INPUTS, fuzz
 
+pytestmark = pytest.mark.slow
+
 # Seconds of real work on a loaded 2-core machine; the suite's 120 s default is too tight.
 SLOW_MACHINE_TIMEOUT = 300
 

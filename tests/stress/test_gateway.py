@@ -28,7 +28,7 @@ from tests.serve.raw_kernel import BOUNDED_CONFIG, output_is_dropped_and_the_con
 from tests.serve.rooms.client import eventually
 
 # A gateway, a server and their kernels start in the first test that needs them.
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

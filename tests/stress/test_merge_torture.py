@@ -10,6 +10,8 @@ import pytest
 
 from stress.merge_torture import SHORT_CASES, report, torture
 
+pytestmark = pytest.mark.slow
+
 SEED = 20261202
 
 

@@ -11,6 +11,8 @@ import pytest
 
 from stress.security import DELIBERATELY_OPEN, Layout, concrete_url, escapes, run
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.timeout(600)  # one server, ~1,000 checks: minutes on a busy 2-core machine
 def test_the_sweep_finds_no_failure(tmp_path: Path) -> None:

@@ -10,6 +10,8 @@ import pytest
 
 from stress.slow_clients import SHORT, slow_clients
 
+pytestmark = pytest.mark.slow
+
 # Seconds of real work on a loaded 2-core machine (about 20 quiet); the suite's 120 s is too tight.
 SLOW_MACHINE_TIMEOUT = 300
 

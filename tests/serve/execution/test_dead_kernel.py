@@ -17,6 +17,8 @@ from tests.serve.execution.conftest import add_notebook, execute, hashed, room_c
 from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import open_session
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:

@@ -7,6 +7,7 @@ import uuid
 
 import httpx
 import nbformat
+import pytest
 from nbformat.sign import NotebookNotary
 
 from tests.serve.conftest import RunningServer
@@ -20,6 +21,8 @@ from tests.serve.execution.conftest import (
 )
 from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import open_session
+
+pytestmark = pytest.mark.slow
 
 
 async def test_the_three_hash_vectors_run_and_the_outputs_come_back(

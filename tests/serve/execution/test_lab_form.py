@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 
 import httpx
+import pytest
 
 from tests.serve.conftest import RunningServer
 from tests.serve.execution.conftest import STARTUP, add_notebook, room_cells
 from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import open_session
+
+pytestmark = pytest.mark.slow
 
 
 async def test_cells_sent_together_run_in_notebook_order_and_stop_at_the_first_error(

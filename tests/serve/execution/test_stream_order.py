@@ -17,6 +17,8 @@ import pytest
 from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
 from tests.serve.execution.conftest import add_notebook, execute, hashed
 
+pytestmark = pytest.mark.slow
+
 WRITES_BOTH_STREAMS = (
     "import os, sys, time\n"
     "print(os.environ.get('PYDEVD_DISABLE_FILE_VALIDATION'))\n"

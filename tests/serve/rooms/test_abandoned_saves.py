@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import fcntl
 
+import pytest
+
 from tests.serve.conftest import RunningServer
 from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import notebook_bytes, open_session, sources, write
+
+pytestmark = pytest.mark.slow
 
 
 async def test_opening_a_room_removes_what_an_interrupted_save_left(server: RunningServer) -> None:

@@ -26,6 +26,8 @@ from tests.serve.rooms.conftest import (
 from tests.serve.rooms.test_history import history_db
 from tests.serve.rooms.test_lock import holder
 
+pytestmark = pytest.mark.slow
+
 
 def merges(server: RunningServer, file_id: str) -> list[str]:
     """Who merged forks into the file, by the history store."""

@@ -11,7 +11,10 @@ import pytest
 
 from ganymede.serve.rooms.heap import THRESHOLD_VARIABLE, release_freed_memory
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc, needs glibc")
+pytestmark = [
+    pytest.mark.skipif(sys.platform != "linux", reason="reads /proc, needs glibc"),
+    pytest.mark.slow,
+]
 
 
 def resident_mb() -> float:

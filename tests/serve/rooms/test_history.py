@@ -25,6 +25,8 @@ from tests.serve.rooms.conftest import (
     write,
 )
 
+pytestmark = pytest.mark.slow
+
 
 def ganymede(*args: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     return subprocess.run(

@@ -18,7 +18,10 @@ from tests.serve.rooms.conftest import notebook_bytes, sources_on_disk, write
 
 playwright = pytest.importorskip("playwright.async_api")
 CHROMIUM = shutil.which("chromium")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium")
+pytestmark = [
+    pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium"),
+    pytest.mark.slow,
+]
 
 CELL_EDITOR = ".jp-Notebook .jp-Cell .cm-content"
 LOAD_TIMEOUT_MS = 60_000

@@ -148,12 +148,15 @@ async def test_a_long_room_keeps_an_unsaved_edit_when_the_file_changes(
         await eventually(lambda: str(seen.ycells[0]["source"]).endswith("# unsaved"), "the edit")
         content["cells"][CHANGED_ON_DISK]["source"] = "changed on disk"
         path.write_text(dumps_notebook(content))
+        # The room sends the change to each client in turn: wait until both hold it.
         await eventually(
-            lambda: str(seen.ycells[CHANGED_ON_DISK]["source"]) == "changed on disk",
+            lambda: all(
+                str(client.ycells[CHANGED_ON_DISK]["source"]) == "changed on disk"
+                for client in (seen, edited)
+            ),
             "the change on disk",
         )
         assert str(seen.ycells[0]["source"]).endswith("# unsaved")
-        assert str(edited.ycells[CHANGED_ON_DISK]["source"]) == "changed on disk"
         await eventually(lambda: sources_of(path)[0].endswith("# unsaved"), "the merge saved")
         on_disk = sources_of(path)
         assert on_disk[CHANGED_ON_DISK] == "changed on disk"

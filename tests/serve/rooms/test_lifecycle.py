@@ -26,6 +26,8 @@ from tests.serve.rooms.conftest import (
 )
 from tests.serve.websocket import closed_with
 
+pytestmark = pytest.mark.slow
+
 # Long enough for a client to come back within it on a busy machine, short enough to wait out.
 GRACE = "--GanymedeExtension.room_grace_period=2"
 NO_AUTOSAVE = b"[serve]\nsave_delay = 60.0\n"

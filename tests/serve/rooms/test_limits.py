@@ -30,6 +30,8 @@ from tests.serve.rooms.raw import raw_room_socket
 from tests.serve.test_metrics import figures, value
 from tests.serve.websocket import DEADLINE, closed_with, hang_up
 
+pytestmark = pytest.mark.slow
+
 # Above what one burst of frames read off a socket can queue (tornado reads 256 KiB before
 # yielding), so a client that reads is never dropped for the room's own bursts.
 QUEUE_MESSAGES = 1000

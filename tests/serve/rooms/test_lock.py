@@ -12,6 +12,8 @@ import pytest
 
 from ganymede.serve.rooms.lock import RoomLock, lock_path
 
+pytestmark = pytest.mark.slow
+
 # Takes the lock, says whether it got it, and holds it until its stdin closes.
 HOLDER = """
 import sys

@@ -12,6 +12,8 @@ from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import edit_first_cell, open_session, sources, sources_on_disk
 from tests.serve.rooms.test_two_servers import ORIGINAL, Pair, start_pair, stop_server, writable
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def pair(tmp_path: Path) -> Iterator[Pair]:

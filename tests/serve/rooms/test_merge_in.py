@@ -168,7 +168,11 @@ async def test_a_deleted_file_closes_the_clients_4404_and_is_not_written_back(
         set_source(ada, 0, "unsaved")
         await eventually(lambda: in_room(bob)["a"] == "unsaved", "the edit to reach the room")
         path.unlink()
-        await eventually(lambda: ada.connection.close_code is not None, "the room to close")
+        # Each client's close frame arrives in its own time: wait for both before judging them.
+        await eventually(
+            lambda: None not in (ada.connection.close_code, bob.connection.close_code),
+            "the room to close both clients",
+        )
         assert ada.connection.close_code == bob.connection.close_code == 4404
         assert f"room {name}: its file is gone" in server.log.read_text()
     assert not path.exists()

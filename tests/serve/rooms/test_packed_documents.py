@@ -50,6 +50,8 @@ from tests.serve.rooms.test_trust import (
 )
 from tests.serve.test_metrics import figures, value
 
+pytestmark = pytest.mark.slow
+
 CELLS = 300
 PACKED = "ganymede_room_documents_packed"
 

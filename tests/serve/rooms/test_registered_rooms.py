@@ -23,6 +23,8 @@ from tests.serve.rooms.client import eventually, open_socket, room_client
 from tests.serve.rooms.conftest import chat_client, open_session, put_session, write
 from tests.serve.websocket import closed_with
 
+pytestmark = pytest.mark.slow
+
 QUICK_SAVES = "[serve]\nsave_delay = 0.1\n"
 
 

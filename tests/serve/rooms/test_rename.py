@@ -34,6 +34,8 @@ from tests.serve.rooms.conftest import (
     write,
 )
 
+pytestmark = pytest.mark.slow
+
 # Saves and settles come quickly, so a sweep of offsets covers them all in a few seconds.
 QUICK = b"[serve]\nsave_delay = 0.2\nsettle = 0.2\nsettle_max = 1.0\n"
 OFFSETS = [step * 0.05 for step in range(16)]

@@ -34,6 +34,8 @@ from tests.serve.rooms.conftest import (
 )
 from tests.serve.websocket import closed_with
 
+pytestmark = pytest.mark.slow
+
 CELLS = ["import math", "radius = 2", "area = math.pi * radius**2", "print(area)"]
 EDITED = ["import math # edited", *CELLS[1:]]
 SAVE_ON_CLOSE_ONLY = "[serve]\nsave_delay = 60.0\n"

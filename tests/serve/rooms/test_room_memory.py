@@ -17,6 +17,8 @@ from ganymede.serve.rooms import RoomManager
 from ganymede.serve.rooms.room import DocumentRoom
 from tests.serve.rooms.test_budget import QuietClient
 
+pytestmark = pytest.mark.slow
+
 CELLS = 1000
 ADA = Author("ada", AuthorKind.PERSON)
 

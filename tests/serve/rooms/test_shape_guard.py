@@ -27,6 +27,8 @@ from tests.serve.rooms.conftest import (
     write,
 )
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.mark.parametrize(
     ("meta", "problem"),

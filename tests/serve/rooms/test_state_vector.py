@@ -4,6 +4,7 @@ once the client is past its first SyncStep1 (the first is checked on the way in)
 from __future__ import annotations
 
 import httpx
+import pytest
 from pycrdt import Doc
 
 from ganymede.serve.rooms import protocol
@@ -11,6 +12,8 @@ from tests.serve.conftest import RunningServer
 from tests.serve.rooms.client import eventually, open_socket, room_client
 from tests.serve.rooms.conftest import edit_first_cell, notebook_bytes, open_session, sources, write
 from tests.serve.websocket import closed_with
+
+pytestmark = pytest.mark.slow
 
 # One client, then its id, then no clock: the frame is whole, the state vector inside is not.
 TRUNCATED_STATE = b"\x01\x02"

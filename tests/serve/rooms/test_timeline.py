@@ -7,6 +7,7 @@ import urllib.parse
 from pathlib import Path
 
 import httpx
+import pytest
 from jupyter_ydoc import YNotebook
 
 from ganymede.history import HistoryStore, PointKind
@@ -23,6 +24,8 @@ from tests.serve.rooms.conftest import (
 )
 from tests.serve.rooms.test_forks import async_api
 from tests.serve.rooms.test_history import history_db
+
+pytestmark = pytest.mark.slow
 
 
 def step_count(server: RunningServer, file_id: str) -> int:

@@ -23,6 +23,8 @@ from tests.serve.kernel_socket import KernelSocket, connect
 from tests.serve.rooms.client import RoomClient, eventually, room_client
 from tests.serve.rooms.conftest import edit_first_cell, open_session, write
 
+pytestmark = pytest.mark.slow
+
 UNTRUSTED_HTML = "<b>from somewhere else</b>"
 
 

@@ -18,6 +18,8 @@ from tests.serve.rooms.client import eventually, room_client
 from tests.serve.rooms.conftest import open_session, write
 from tests.serve.rooms.test_two_servers import Pair, start_pair, stop_server, writable
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def pair(tmp_path: Path) -> Iterator[Pair]:

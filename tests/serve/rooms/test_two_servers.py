@@ -30,6 +30,8 @@ from tests.serve.rooms.conftest import (
     write,
 )
 
+pytestmark = pytest.mark.slow
+
 ORIGINAL = ["a = 1", "b = 2"]
 # Autosave waits longer than any test: an edit reaches the file only when a room saves on purpose.
 SAVE_ON_PURPOSE_ONLY = "[serve]\nsave_delay = 60.0\n"
