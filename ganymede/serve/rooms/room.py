@@ -24,7 +24,7 @@ from ganymede.agent.attribution import NotebookAttribution
 from ganymede.errors import FrameError, InvalidNotebook, NotebookNotFound, ReadOnlyRoom, UsageError
 from ganymede.history import PointKind
 from ganymede.serve import metrics
-from ganymede.serve.rooms import protocol
+from ganymede.serve.rooms import admission, protocol
 from ganymede.serve.rooms.autosave import Autosave
 from ganymede.serve.rooms.document import RoomDocument
 from ganymede.serve.rooms.file import RoomFile, Snapshot, WriteOutcome
@@ -113,6 +113,8 @@ class DocumentRoom(AwarenessRoom):
         self._own_kind = PointKind.STATE
         self._writing_kind = PointKind.EDIT
         self._introduced: set[Client] = set()
+        # Clients whose history is being heard, with the state vector their sync then answers.
+        self._hearing: dict[Client, bytes] = {}
         self._viewers: set[Client] = set()
         self._save_lock = asyncio.Lock()
         self._autosave = Autosave(save_delay, self._save_quietly)
@@ -197,6 +199,7 @@ class DocumentRoom(AwarenessRoom):
 
     def leave(self, client: Client) -> None:
         self._introduced.discard(client)
+        self._hearing.pop(client, None)
         self._viewers.discard(client)
         super().leave(client)
 
@@ -215,17 +218,19 @@ class DocumentRoom(AwarenessRoom):
 
     async def handle(self, client: Client, message: protocol.Message) -> None:
         if isinstance(message, protocol.SyncStep1):
-            if client not in self._introduced and not self._admit_history(client, message.state):
-                return
-            try:
-                missing = self.document.doc.get_update(message.state)
-            except ValueError as error:
-                raise FrameError(f"not a Yjs state vector: {error}") from None
-            client.send(protocol.sync_step2(missing))
+            if client in self._introduced:
+                self._answer(client, message.state)
+            elif client in self._hearing:
+                self._hearing[client] = message.state  # answered once its history is heard
+            else:
+                self._first_state_vector(client, message.state)
         elif isinstance(message, protocol.SyncStep2 | protocol.SyncUpdate):
-            if client not in self._introduced:
+            if client in self._introduced:
+                self._apply(client, message.update)
+            elif client in self._hearing:
+                self._hear_history(client, message)
+            else:
                 raise FrameError("a document update before the client's SyncStep1")
-            self._apply(client, message.update)
         elif isinstance(message, protocol.SaveRequest):
             status = "failed" if client in self._viewers else await self.save(explicit=True)
             client.send(protocol.save_reply(message.save_id, status))
@@ -547,23 +552,61 @@ class DocumentRoom(AwarenessRoom):
         except Exception:
             self.log.exception("room %s: autosave failed", self.name)
 
-    def _admit_history(self, client: Client, state: bytes) -> bool:
-        """Whether the history a client brings (its first SyncStep1) grew from this room.
+    def _answer(self, client: Client, state: bytes) -> None:
+        """Send the client what its state vector lacks (FrameError if it is not one)."""
+        try:
+            missing = self.document.doc.get_update(state)
+        except ValueError as error:
+            raise FrameError(f"not a Yjs state vector: {error}") from None
+        client.send(protocol.sync_step2(missing))
 
-        Everyone synced with this room holds the room's own changes (its load at least), so a
-        client holding history without them learned it from a room that has since closed
-        (the grace period passed while it was away). Merging that history would duplicate
-        every cell, so it is told to reload, as after a server restart.
-        """
-        clocks = protocol.decode_state_vector(state)
+    def _first_state_vector(self, client: Client, state: bytes) -> None:
+        """Sync a client whose history grew from this room, refuse one that cannot have, and
+        hear out one holding history of its own before either (see ``admission``)."""
         own_id = self.document.doc.client_id
         own_clock = protocol.decode_state_vector(self.document.doc.get_state()).get(own_id, 0)
-        if clocks and not 0 < clocks.get(own_id, 0) <= own_clock:
-            self.log.warning("room %s: a client brought history from an earlier room", self.name)
-            client.close(protocol.CloseCode.UNSUPPORTED_DATA, protocol.unknown_session_reason(None))
-            return False
-        self._introduced.add(client)
-        return True
+        clocks = protocol.decode_state_vector(state)
+        verdict = admission.judge_state_vector(clocks, own_id, own_clock)
+        if verdict is admission.Verdict.SYNC:
+            self._introduced.add(client)
+            self._answer(client, state)
+        elif verdict is admission.Verdict.HEAR_HISTORY:
+            self._hearing[client] = state
+        else:
+            self._refuse_history(client, "it counts more of the room's own changes than it made")
+
+    def _hear_history(
+        self, client: Client, message: protocol.SyncStep2 | protocol.SyncUpdate
+    ) -> None:
+        """Judge an update from a client whose history is being heard.
+
+        Its SyncStep2 answers the room's SyncStep1, so it holds all the client has that the
+        room lacks: harmless, it is applied and the client synced. An update before it is
+        applied if harmless too, but the client waits for its SyncStep2 all the same.
+        """
+        try:
+            changes = admission.history_changes(self.document.doc, message.update)
+        except ValueError as error:
+            raise FrameError(f"not a Yjs update: {error}") from None
+        if admission.judge_history(changes) is admission.Verdict.REFUSE:
+            self._refuse_history(client, changes.why_refused())
+            return
+        self._apply(client, message.update)
+        if isinstance(message, protocol.SyncStep2):
+            state = self._hearing.pop(client)
+            self._introduced.add(client)
+            self._answer(client, state)
+
+    def _refuse_history(self, client: Client, why: str) -> None:
+        """Merging the client's history would duplicate or bring back content: it is told to
+        reload, as after a server restart (JupyterLab offers it in a dialog)."""
+        self._hearing.pop(client, None)
+        self.log.warning(
+            "room %s: a client brought history from an earlier room (%s); told to reload",
+            self.name,
+            why,
+        )
+        client.close(protocol.CloseCode.UNSUPPORTED_DATA, protocol.unknown_session_reason(None))
 
     def _apply(self, client: Client, update: bytes) -> None:
         """Apply a client's update; FrameError if it is not a Yjs update (nothing applied)."""

@@ -86,7 +86,6 @@ async def chat_client(
     server: RunningServer, name: str, session: str
 ) -> AsyncIterator[tuple[RoomClient, YChat]]:
     """A chat client as jupyterlab-chat's frontend is one: its chat model wraps the document
-    once synced. (The Python YChat writes its state as it is made, and a document with history
-    before the first sync is one the room tells to reload.)"""
+    once synced (a bot's model, made before it connects, is in ``test_admission``)."""
     async with room_client(server, name, session, YUnicode()) as client:
         yield client, YChat(client.shared.ydoc)
