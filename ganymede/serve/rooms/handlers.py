@@ -13,8 +13,9 @@ read-only, is a viewer's (see ``DocumentRoom``).
 
 from __future__ import annotations
 
-import asyncio
 import json
+import struct
+from collections.abc import Awaitable
 from http import HTTPStatus
 from typing import Any
 
@@ -22,7 +23,8 @@ from jupyter_server.auth.decorator import authorized, ws_authenticated
 from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from tornado import web
-from tornado.websocket import WebSocketHandler
+from tornado.iostream import StreamClosedError
+from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from ganymede.errors import (
     FrameError,
@@ -50,11 +52,30 @@ from ganymede.serve.rooms.protocol import (
 from ganymede.serve.rooms.room import DocumentRoom
 
 ROOMS_SETTINGS_KEY = "ganymede_rooms"
+# RFC 6455 framing: the first byte of a final binary frame, and the length bytes that say a
+# 16-bit or a 64-bit length follows.
+FIN_BINARY = 0x82
+SHORT_LENGTH, LONG_LENGTH = 126, 127
 
 
 def close_reason(text: str) -> str:
     """``text`` cut to what a close frame can carry, never inside a UTF-8 sequence."""
     return text.encode("utf-8")[:MAX_CLOSE_REASON].decode("utf-8", errors="ignore")
+
+
+def binary_messages(frames: list[bytes]) -> bytes:
+    """``frames`` as the server's websocket messages: unmasked, unfragmented binary frames."""
+    parts = []
+    for frame in frames:
+        size = len(frame)
+        if size < SHORT_LENGTH:
+            parts.append(bytes((FIN_BINARY, size)))
+        elif size <= 0xFFFF:
+            parts.append(struct.pack("!BBH", FIN_BINARY, SHORT_LENGTH, size))
+        else:
+            parts.append(struct.pack("!BBQ", FIN_BINARY, LONG_LENGTH, size))
+        parts.append(frame)
+    return b"".join(parts)
 
 
 def room_manager(settings: dict[str, Any]) -> RoomManager:
@@ -212,8 +233,20 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
             return
         self._outbox.send(frame)
 
-    def write_binary(self, frame: bytes) -> asyncio.Future[None]:
-        return self.write_message(frame, binary=True)
+    def write_frames(self, frames: list[bytes]) -> Awaitable[None]:
+        """All of ``frames`` in one write to the network: tornado's ``write_message`` writes
+        each message by itself, a system call each. It still frames them when the connection
+        compresses (each client's compressor is its own)."""
+        connection = self.ws_connection
+        if connection is None or connection.is_closing() or connection.stream is None:
+            raise WebSocketClosedError()
+        if getattr(connection, "_compressor", None) is not None:
+            written = [self.write_message(frame, binary=True) for frame in frames]
+            return written[-1]
+        try:
+            return connection.stream.write(binary_messages(frames))
+        except StreamClosedError:
+            raise WebSocketClosedError() from None
 
     def abort(self, code: int, reason: str) -> None:
         """Close, then tear the connection down now: the client is gone and will not answer.
