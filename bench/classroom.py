@@ -486,6 +486,9 @@ async def classroom(
         server, path, "json", "notebook", YNotebook(Doc(client_id=WRITER_CLIENT_ID))
     )
     await writer.until(lambda: len(writer.notebook.ycells) == args.cells, "the writer's sync")
+    # As a browser's socket: a keystroke right after a cursor move is not held back by Nagle's
+    # algorithm until the server's delayed ACK of the move (40 ms).
+    writer.connection.protocol.set_nodelay(True)
     await asyncio.sleep(SETTLE)
     alone = rss_mb(server)
     joined = await pool.join(server, room, session_id, clients)

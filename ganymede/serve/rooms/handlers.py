@@ -166,6 +166,9 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
 
     async def open(self, name: str) -> None:  # type: ignore[override]
         super().open(name)
+        # The outbox already writes a batch at a time; Nagle's algorithm would hold a frame
+        # written while the last is unacknowledged until the client's delayed ACK (40 ms).
+        self.set_nodelay(True)
         context: GanymedeContext = self.settings[SETTINGS_KEY]
         limits = ConnectionLimits.of(context.config.serve)
         self._outbox = Outbox(self, limits, name=name, log=self.log)
