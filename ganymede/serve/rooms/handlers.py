@@ -56,6 +56,8 @@ ROOMS_SETTINGS_KEY = "ganymede_rooms"
 # 16-bit or a 64-bit length follows.
 FIN_BINARY = 0x82
 SHORT_LENGTH, LONG_LENGTH = 126, 127
+UNCOPIED_FRAME = 16 * 1024
+"""Bytes from which a frame is handed to the socket as it is rather than joined with others."""
 
 
 def close_reason(text: str) -> str:
@@ -63,19 +65,28 @@ def close_reason(text: str) -> str:
     return text.encode("utf-8")[:MAX_CLOSE_REASON].decode("utf-8", errors="ignore")
 
 
-def binary_messages(frames: list[bytes]) -> bytes:
-    """``frames`` as the server's websocket messages: unmasked, unfragmented binary frames."""
-    parts = []
+def binary_messages(frames: list[bytes]) -> list[bytes]:
+    """``frames`` as the server's websocket messages (unmasked, unfragmented binary frames),
+    in as few writes as may be: small frames joined with their headers, each large one on
+    its own, not copied (one frame the room sends to a hundred clients stays one buffer)."""
+    writes: list[bytes] = []
+    joined: list[bytes] = []
     for frame in frames:
         size = len(frame)
         if size < SHORT_LENGTH:
-            parts.append(bytes((FIN_BINARY, size)))
+            joined.append(bytes((FIN_BINARY, size)))
         elif size <= 0xFFFF:
-            parts.append(struct.pack("!BBH", FIN_BINARY, SHORT_LENGTH, size))
+            joined.append(struct.pack("!BBH", FIN_BINARY, SHORT_LENGTH, size))
         else:
-            parts.append(struct.pack("!BBQ", FIN_BINARY, LONG_LENGTH, size))
-        parts.append(frame)
-    return b"".join(parts)
+            joined.append(struct.pack("!BBQ", FIN_BINARY, LONG_LENGTH, size))
+        if size < UNCOPIED_FRAME:
+            joined.append(frame)
+            continue
+        writes += [b"".join(joined), frame]
+        joined = []
+    if joined:
+        writes.append(b"".join(joined))
+    return writes
 
 
 def room_manager(settings: dict[str, Any]) -> RoomManager:
@@ -247,7 +258,7 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
             written = [self.write_message(frame, binary=True) for frame in frames]
             return written[-1]
         try:
-            return connection.stream.write(binary_messages(frames))
+            return [connection.stream.write(data) for data in binary_messages(frames)][-1]
         except StreamClosedError:
             raise WebSocketClosedError() from None
 

@@ -115,11 +115,11 @@ async def test_a_stop_as_a_write_finishes_leaves_the_writer_quietly() -> None:
 
 
 def test_frames_written_together_keep_each_length_form_of_rfc_6455() -> None:
-    frames = [b"a" * 125, b"b" * 126, b"c" * 0x10000]
-    data = binary_messages(frames)
-    assert data[:2] == bytes([0x82, 125]) and data[2:127] == frames[0]
-    second = data[127:]
+    frames = [b"a" * 125, b"b" * 126, b"c" * 0x10000, b"d"]
+    first, large, last = binary_messages(frames)
+    assert first[:2] == bytes([0x82, 125]) and first[2:127] == frames[0]
+    second = first[127:]
     assert second[:4] == bytes([0x82, 126, 0, 126]) and second[4:130] == frames[1]
-    third = second[130:]
-    assert third[:10] == bytes([0x82, 127]) + (0x10000).to_bytes(8, "big")
-    assert third[10:] == frames[2]
+    assert second[130:] == bytes([0x82, 127]) + (0x10000).to_bytes(8, "big")
+    assert large is frames[2]
+    assert last == bytes([0x82, 1]) + b"d"
