@@ -469,6 +469,7 @@ class Round:
     join_last: float = 0.0
     join_max: float = 0.0
     join_synced: int = 0
+    join_cpu: float = 0.0  # the server's CPU seconds while they joined
     opens: int | None = None
     load: str = ""
 
@@ -550,7 +551,9 @@ async def join_at_once(
 ) -> None:
     """N readers join a room nobody has open within one second; every one must sync."""
     room, session_id = await session(server, path)
+    cpu_before = cpu_seconds(server)
     joined = await pool.join(server, room, session_id, clients)
+    result.join_cpu = cpu_seconds(server) - cpu_before
     syncs = {index: sync for index, sync, _ in joined}
     result.join_synced = sum(sync is not None for sync in syncs.values())
     result.join_first = (syncs[0] or 0.0) * 1000
@@ -589,7 +592,8 @@ def print_round(r: Round) -> None:
         f"equal {r.equal}/{r.clients}; dropped {r.dropped}; missed {r.missed}/{r.keystrokes}; "
         f"awareness {r.awareness_frames:.1f} frames/s/reader; "
         f"join: {r.join_synced}/{r.clients} synced, first {r.join_first:.0f} ms, "
-        f"last {r.join_last:.0f} ms, max {r.join_max:.0f} ms{opens}  (load {r.load})",
+        f"last {r.join_last:.0f} ms, max {r.join_max:.0f} ms, CPU {r.join_cpu:.2f} s{opens}  "
+        f"(load {r.load})",
         flush=True,
     )
 
