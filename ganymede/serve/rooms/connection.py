@@ -102,7 +102,8 @@ class Backlog:
 class Socket(Protocol):
     """The websocket under an ``Outbox``; writes raise WebSocketClosedError once it closed."""
 
-    def write_binary(self, frame: bytes) -> Awaitable[None]: ...
+    def write_frames(self, frames: list[bytes]) -> Awaitable[None]:
+        """Send each of ``frames`` as a binary message, in order; done once all are flushed."""
 
     def ping(self) -> None: ...
 
@@ -163,10 +164,11 @@ class Outbox:
                 task.cancel()
 
     async def _write_backlog(self) -> None:
-        """Hand the socket every queued frame at once, then wait for the last to be flushed.
+        """Hand the socket every queued frame at once, then wait for them to be flushed.
 
-        One wait per batch rather than per frame: a room broadcasting a burst must not outrun
-        a client that reads as fast as the network allows.
+        One write and one wait per batch rather than per frame: a room broadcasting a burst
+        must not outrun a client that reads as fast as the network allows, and a hundred
+        clients cost a hundred writes to the network per broadcast, not one per frame each.
         """
         while True:
             await self._queued.wait()
@@ -178,9 +180,8 @@ class Outbox:
             try:
                 # Shielded: a write cancelled halfway would leave tornado's stream confused;
                 # one that can no longer finish fails once the socket closes, and is collected.
-                for frame in frames:
-                    written = asyncio.ensure_future(self._socket.write_binary(frame))
-                    written.add_done_callback(_collect)
+                written = asyncio.ensure_future(self._socket.write_frames(frames))
+                written.add_done_callback(_collect)
                 deadline = write_deadline(sum(len(frame) for frame in frames))
                 await asyncio.wait_for(asyncio.shield(written), deadline)
             except WebSocketClosedError:

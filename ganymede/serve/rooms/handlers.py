@@ -13,8 +13,9 @@ read-only, is a viewer's (see ``DocumentRoom``).
 
 from __future__ import annotations
 
-import asyncio
 import json
+import struct
+from collections.abc import Awaitable
 from http import HTTPStatus
 from typing import Any
 
@@ -22,7 +23,8 @@ from jupyter_server.auth.decorator import authorized, ws_authenticated
 from jupyter_server.base.handlers import APIHandler, JupyterHandler
 from jupyter_server.base.websocket import WebSocketMixin
 from tornado import web
-from tornado.websocket import WebSocketHandler
+from tornado.iostream import StreamClosedError
+from tornado.websocket import WebSocketClosedError, WebSocketHandler
 
 from ganymede.errors import (
     FrameError,
@@ -50,11 +52,41 @@ from ganymede.serve.rooms.protocol import (
 from ganymede.serve.rooms.room import DocumentRoom
 
 ROOMS_SETTINGS_KEY = "ganymede_rooms"
+# RFC 6455 framing: the first byte of a final binary frame, and the length bytes that say a
+# 16-bit or a 64-bit length follows.
+FIN_BINARY = 0x82
+SHORT_LENGTH, LONG_LENGTH = 126, 127
+UNCOPIED_FRAME = 16 * 1024
+"""Bytes from which a frame is handed to the socket as it is rather than joined with others."""
 
 
 def close_reason(text: str) -> str:
     """``text`` cut to what a close frame can carry, never inside a UTF-8 sequence."""
     return text.encode("utf-8")[:MAX_CLOSE_REASON].decode("utf-8", errors="ignore")
+
+
+def binary_messages(frames: list[bytes]) -> list[bytes]:
+    """``frames`` as the server's websocket messages (unmasked, unfragmented binary frames),
+    in as few writes as may be: small frames joined with their headers, each large one on
+    its own, not copied (one frame the room sends to a hundred clients stays one buffer)."""
+    writes: list[bytes] = []
+    joined: list[bytes] = []
+    for frame in frames:
+        size = len(frame)
+        if size < SHORT_LENGTH:
+            joined.append(bytes((FIN_BINARY, size)))
+        elif size <= 0xFFFF:
+            joined.append(struct.pack("!BBH", FIN_BINARY, SHORT_LENGTH, size))
+        else:
+            joined.append(struct.pack("!BBQ", FIN_BINARY, LONG_LENGTH, size))
+        if size < UNCOPIED_FRAME:
+            joined.append(frame)
+            continue
+        writes += [b"".join(joined), frame]
+        joined = []
+    if joined:
+        writes.append(b"".join(joined))
+    return writes
 
 
 def room_manager(settings: dict[str, Any]) -> RoomManager:
@@ -145,6 +177,9 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
 
     async def open(self, name: str) -> None:  # type: ignore[override]
         super().open(name)
+        # The outbox already writes a batch at a time; Nagle's algorithm would hold a frame
+        # written while the last is unacknowledged until the client's delayed ACK (40 ms).
+        self.set_nodelay(True)
         context: GanymedeContext = self.settings[SETTINGS_KEY]
         limits = ConnectionLimits.of(context.config.serve)
         self._outbox = Outbox(self, limits, name=name, log=self.log)
@@ -212,8 +247,20 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
             return
         self._outbox.send(frame)
 
-    def write_binary(self, frame: bytes) -> asyncio.Future[None]:
-        return self.write_message(frame, binary=True)
+    def write_frames(self, frames: list[bytes]) -> Awaitable[None]:
+        """All of ``frames`` in one write to the network: tornado's ``write_message`` writes
+        each message by itself, a system call each. It still frames them when the connection
+        compresses (each client's compressor is its own)."""
+        connection = self.ws_connection
+        if connection is None or connection.is_closing() or connection.stream is None:
+            raise WebSocketClosedError()
+        if getattr(connection, "_compressor", None) is not None:
+            written = [self.write_message(frame, binary=True) for frame in frames]
+            return written[-1]
+        try:
+            return [connection.stream.write(data) for data in binary_messages(frames)][-1]
+        except StreamClosedError:
+            raise WebSocketClosedError() from None
 
     def abort(self, code: int, reason: str) -> None:
         """Close, then tear the connection down now: the client is gone and will not answer.

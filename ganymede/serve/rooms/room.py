@@ -37,8 +37,12 @@ from ganymede.serve.rooms.protocol import SaveStatus
 from ganymede.serve.rooms.readahead import ReadAhead
 from ganymede.serve.rooms.shape_guard import ShapeGuard
 from ganymede.serve.rooms.trust import OutputTrust, Writer
+from ganymede.serve.service import detached_call_later
 from ganymede.trust.outputs import KernelOutputs
 
+SHARED_ANSWER_SECONDS = 1.0
+"""How long the answer to one state vector is kept for the next client asking with the same
+(a class joining together asks with the same empty one); a document change drops it sooner."""
 # A save that finds the file changed merges and tries again; a file rewritten faster than that
 # is left to the watcher.
 SAVE_ATTEMPTS = 3
@@ -117,6 +121,8 @@ class DocumentRoom(AwarenessRoom):
         self._hearing: dict[Client, bytes] = {}
         self._viewers: set[Client] = set()
         self._save_lock = asyncio.Lock()
+        self._shared_answer: tuple[bytes, bytes] | None = None  # (state vector, SyncStep2)
+        self._shared_answer_expiry: asyncio.TimerHandle | None = None
         self._autosave = Autosave(save_delay, self._save_quietly)
         self._subscription: Subscription | None = document.doc.observe(self._on_change)
         self._closed = False
@@ -411,6 +417,7 @@ class DocumentRoom(AwarenessRoom):
         ):
             return False
         self._unwatch_document()
+        self._forget_shared_answer()
         document.pack_away()
         metrics.DOCUMENTS_PACKED.inc()
         return True
@@ -430,6 +437,7 @@ class DocumentRoom(AwarenessRoom):
     def _done_with_document(self) -> None:
         """The room has closed: it observes its document no more."""
         self._unwatch_document()
+        self._forget_shared_answer()
         if self.document.packed_away is not None:
             metrics.DOCUMENTS_PACKED.dec()
         self._closed = True
@@ -554,11 +562,7 @@ class DocumentRoom(AwarenessRoom):
 
     def _answer(self, client: Client, state: bytes) -> None:
         """Send the client what its state vector lacks (FrameError if it is not one)."""
-        try:
-            missing = self.document.doc.get_update(state)
-        except ValueError as error:
-            raise FrameError(f"not a Yjs state vector: {error}") from None
-        client.send(protocol.sync_step2(missing))
+        client.send(self._sync_answer(state))
 
     def _first_state_vector(self, client: Client, state: bytes) -> None:
         """Sync a client whose history grew from this room, refuse one that cannot have, and
@@ -708,11 +712,36 @@ class DocumentRoom(AwarenessRoom):
         kind = PointKind.EDIT if self._origin is not None else self._writing_kind
         return (author.name if author is not None else UNKNOWN_AUTHOR), kind
 
+    def _sync_answer(self, state: bytes) -> bytes:
+        """The SyncStep2 for a client holding ``state``: one frame for every client that asks
+        with the same state vector while the document stays as it is, rather than a copy of
+        the whole document for each of a hundred clients joining at once."""
+        if self._shared_answer is not None and self._shared_answer[0] == state:
+            return self._shared_answer[1]
+        try:
+            missing = self.document.doc.get_update(state)
+        except ValueError as error:
+            raise FrameError(f"not a Yjs state vector: {error}") from None
+        answer = protocol.sync_step2(missing)
+        self._forget_shared_answer()
+        self._shared_answer = (state, answer)
+        self._shared_answer_expiry = detached_call_later(
+            SHARED_ANSWER_SECONDS, self._forget_shared_answer
+        )
+        return answer
+
+    def _forget_shared_answer(self) -> None:
+        self._shared_answer = None
+        if self._shared_answer_expiry is not None:
+            self._shared_answer_expiry.cancel()
+            self._shared_answer_expiry = None
+
     def _on_change(self, event: TransactionEvent) -> None:
         """Called as each transaction commits; the update goes to everyone but its author."""
         update = event.update
         if update == EMPTY_UPDATE:
             return
+        self._forget_shared_answer()
         self.broadcast(protocol.sync_update(update), skip=self._origin)
         if self.history is not None:
             self.history.record(update, *self._point_now())

@@ -1,4 +1,4 @@
-"""The send queue's bookkeeping and the write deadline, without a network."""
+"""The send queue's bookkeeping, the write deadline and the frames' bytes, without a network."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import logging
 
 from ganymede.config import ServeConfig
 from ganymede.serve.rooms.connection import Backlog, ConnectionLimits, Outbox, write_deadline
+from ganymede.serve.rooms.handlers import binary_messages
 
 
 def test_a_backlog_takes_frames_up_to_its_message_limit() -> None:
@@ -84,7 +85,7 @@ class HeldSocket:
     def __init__(self) -> None:
         self.writes: list[asyncio.Future[None]] = []
 
-    def write_binary(self, frame: bytes) -> asyncio.Future[None]:
+    def write_frames(self, frames: list[bytes]) -> asyncio.Future[None]:
         self.writes.append(asyncio.get_running_loop().create_future())
         return self.writes[-1]
 
@@ -111,3 +112,14 @@ async def test_a_stop_as_a_write_finishes_leaves_the_writer_quietly() -> None:
     outbox.stop()
     await asyncio.gather(writer, return_exceptions=True)
     assert writer.cancelled() or writer.exception() is None
+
+
+def test_frames_written_together_keep_each_length_form_of_rfc_6455() -> None:
+    frames = [b"a" * 125, b"b" * 126, b"c" * 0x10000, b"d"]
+    first, large, last = binary_messages(frames)
+    assert first[:2] == bytes([0x82, 125]) and first[2:127] == frames[0]
+    second = first[127:]
+    assert second[:4] == bytes([0x82, 126, 0, 126]) and second[4:130] == frames[1]
+    assert second[130:] == bytes([0x82, 127]) + (0x10000).to_bytes(8, "big")
+    assert large is frames[2]
+    assert last == bytes([0x82, 1]) + b"d"
