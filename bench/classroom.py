@@ -1,8 +1,8 @@
 """A teacher's notebook with a class on it: one writer, N readers with cursors, both servers.
 
 `ganymede serve` and jupyter-collaboration (the venv bench/rooms.py makes) each hold a room of
-the same generated 200-cell notebook. For each N (10, 50, 100), on each server in turn (the other
-one idles):
+the same generated 200-cell notebook. For each N (10, 50, 100), on each server in turn, started
+afresh for that N (so memory an earlier round freed does not hide this round's):
 
 - N readers join the room within one second (the writer first opened it), each then moving its
   cursor every 2 s, as JupyterLab's awareness does while a person reads;
@@ -565,17 +565,36 @@ async def join_at_once(
         result.opens = log.count(f"room {room}: opened")
 
 
-async def measure(servers: list[Server], pool: ReaderPool, args: argparse.Namespace) -> list[Round]:
+async def measure(
+    pool: ReaderPool, scratch: Path, data: bytes, venv: Path, args: argparse.Namespace
+) -> list[Round]:
+    """Each round on a server started for it: memory a round freed (which the allocator keeps)
+    would otherwise serve the next round's readers, and their cost would not show in its RSS."""
     rounds = []
     for clients in args.clients:
-        for server in servers:
-            load = load_average()
-            result = await classroom(server, pool, f"class-{clients}.ipynb", clients, args)
-            await join_at_once(server, pool, f"join-{clients}.ipynb", clients, result)
+        for name in ("ganymede", "jupyter-collaboration"):
+            if args.only not in (None, name):
+                continue
+            server = start_server(name, Path(scratch, f"{name}-{clients}"), data, clients, venv)
+            try:
+                load = load_average()
+                result = await classroom(server, pool, f"class-{clients}.ipynb", clients, args)
+                await join_at_once(server, pool, f"join-{clients}.ipynb", clients, result)
+            finally:
+                server.stop()
             result.load = load
             rounds.append(result)
             print_round(result)
     return rounds
+
+
+def start_server(name: str, scratch: Path, data: bytes, clients: int, venv: Path) -> Server:
+    root, home = scratch / "root", scratch / "jupyter"
+    root.mkdir(parents=True)
+    home.mkdir()
+    for kind in ("class", "join"):
+        (root / f"{kind}-{clients}.ipynb").write_bytes(data)
+    return start_ganymede(root, home) if name == "ganymede" else start_anchor(venv, root, home)
 
 
 def print_round(r: Round) -> None:
@@ -636,30 +655,14 @@ def main() -> None:
     venv = args.anchor_venv.absolute()
     versions = ensure_anchor(venv)
     data = notebook_bytes(make_notebook(args.cells))
-    names = [f"{kind}-{n}.ipynb" for n in args.clients for kind in ("class", "join")]
+    print(
+        f"notebook: {args.cells} cells; typing {args.seconds:.0f} s at "
+        f"{KEYS_PER_SECOND}/s; {args.client_processes} reader processes; anchor: {versions}"
+    )
     with tempfile.TemporaryDirectory() as scratch:
-        servers: list[Server] = []
         try:
-            for name in ("ganymede", "jupyter-collaboration"):
-                if args.only not in (None, name):
-                    continue
-                root, home = Path(scratch, name, "root"), Path(scratch, name, "jupyter")
-                root.mkdir(parents=True)
-                home.mkdir()
-                for file_name in names:
-                    (root / file_name).write_bytes(data)
-                if name == "ganymede":
-                    servers.append(start_ganymede(root, home))
-                else:
-                    servers.append(start_anchor(venv, root, home))
-            print(
-                f"notebook: {args.cells} cells; typing {args.seconds:.0f} s at "
-                f"{KEYS_PER_SECOND}/s; {args.client_processes} reader processes; anchor: {versions}"
-            )
-            rounds = asyncio.run(measure(servers, pool, args))
+            rounds = asyncio.run(measure(pool, Path(scratch), data, venv, args))
         finally:
-            for server in servers:
-                server.stop()
             pool.stop()
     if args.only is None:
         print_ratios(rounds)

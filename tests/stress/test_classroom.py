@@ -29,6 +29,8 @@ from tests.serve.rooms.conftest import (
 )
 from tests.serve.rooms.raw import raw_room_socket
 
+pytestmark = pytest.mark.slow
+
 CLIENTS = 100
 CELLS = 20
 QUEUE_MESSAGES = 300
