@@ -40,16 +40,16 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any
 
 from ganymede.notebook.textmerge import merge_text
+from ganymede.notebook.threeway import Side, decide
 
 __all__ = ["Conflict", "MergeResult", "merge_notebooks", "merge_text"]
 
 FIRST_VERSION_WITH_IDS = (4, 5)
 MAX_CELL_ID_LENGTH = 64
 
-Side = Literal["ours", "theirs"]
 PartKey = str | None  # a part's canonical JSON; None when the part is absent
 _NO_BASE = object()  # the base of a part in a cell both sides added: equal to nothing
 
@@ -323,8 +323,8 @@ def _merge_cell(
     outputs_side, outputs_clash = _pick(
         _NO_BASE if base is None else base.outputs, ours.outputs, theirs.outputs
     )
-    source_cell = (ours if source_side == "ours" else theirs).cell
-    outputs_cell = (ours if outputs_side == "ours" else theirs).cell
+    source_cell = (ours if source_side is Side.OURS else theirs).cell
+    outputs_cell = (ours if outputs_side is Side.OURS else theirs).cell
     if _is_code(source_cell) != _is_code(outputs_cell):
         reason = "one side changed the cell type and the other its outputs; the file's cell wins"
         return theirs, [Conflict(cell_id, "cell", reason)]
@@ -357,12 +357,12 @@ def _merge_cell(
 
 
 def _pick(base: object, ours: object, theirs: object) -> tuple[Side, bool]:
-    """Which side a part comes from (by its keys), and whether both changed it differently."""
-    if ours in (theirs, base):
-        return "theirs", False
-    if theirs == base:
-        return "ours", False
-    return "theirs", True
+    """Which side a part comes from (by its keys), and whether both changed it differently.
+
+    A part both hold alike is the file's, so the merged cell keeps the file's writing of it
+    (a list of lines where the room holds one string, say).
+    """
+    return decide(base, ours, theirs, alike=Side.THEIRS)
 
 
 def _merge_metadata(
@@ -381,7 +381,7 @@ def _merge_metadata(
     for key in _ordered_union(theirs, ours):
         base_key: object = _NO_BASE if base_keys is None else base_keys.get(key)
         side, clash = _pick(base_key, ours_keys.get(key), theirs_keys.get(key))
-        winner = ours if side == "ours" else theirs
+        winner = ours if side is Side.OURS else theirs
         if key in winner:
             merged[key] = winner[key]
         if clash:
