@@ -90,9 +90,8 @@ class Run:
 
 @dataclass(frozen=True)
 class Region:
-    """A part of the base both sides changed differently: ``base`` (its elements) became
-    ``ours`` in the room, starting there at ``ours_at``, and ``theirs`` in the file, at
-    ``theirs_at``."""
+    """A part of the base one side or both changed: ``base`` (its elements) became ``ours`` in
+    the room, starting there at ``ours_at``, and ``theirs`` in the file, at ``theirs_at``."""
 
     base: Sequence[Hashable]
     ours: Sequence[Hashable]
@@ -263,9 +262,8 @@ def _hunks(
     brackets) would be ignored as junk and the matches would miss real common runs.
     """
     hunks: list[_Hunk] = []
-    matcher = SequenceMatcher(
-        None, list(base[head : len(base) - tail]), list(side[head : len(side) - tail]), False
-    )
+    middles = (list(sequence[head : len(sequence) - tail]) for sequence in (base, side))
+    matcher = SequenceMatcher(None, *middles, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         i1, i2, j1, j2 = i1 + head, i2 + head, j1 + head, j2 + head
         if split_replacements and tag == "replace" and i2 - i1 == j2 - j1:
