@@ -9,7 +9,8 @@ in. The IPC transport gives each kernel socket files in its own private director
 races between kernels started side by side.
 
 ``RunKernel`` holds those rules whatever carries the messages; ``Kernel`` is a process on this
-machine over zmq, ``gateway.GatewayKernel`` one on a Jupyter kernel gateway over its websocket.
+machine over zmq, ``gateway.GatewayKernel`` one on a Jupyter kernel gateway over its websocket;
+``kernel_start.start_kernel`` picks between them.
 """
 
 from __future__ import annotations
@@ -103,15 +104,6 @@ def gateway_at(url: str | None, token: str | None) -> Gateway | None:
     if not url.startswith(("http://", "https://")):
         raise UsageError(f"gateway URL {url}: give an http:// or https:// URL")
     return Gateway(url.rstrip("/"), token or None)
-
-
-async def start_kernel(launch: KernelLaunch, startup_timeout: float) -> RunKernel:
-    """The launch's kernel, started here or on its gateway, once it has answered."""
-    if launch.gateway is not None:
-        from ganymede.execute.gateway import GatewayKernel
-
-        return await GatewayKernel.start(launch, startup_timeout)
-    return await Kernel.start(launch, startup_timeout)
 
 
 class RunKernel(abc.ABC):
