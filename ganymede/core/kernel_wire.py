@@ -3,7 +3,8 @@
 A gateway's kernel has no zmq ports here: ``/api/kernels/{id}/channels`` carries its messages as
 JSON text frames, each naming its ``channel``, and (when a message has buffers) binary frames in
 jupyter_server's legacy layout. The server's line to a gateway's kernel and ``ganymede execute``'s
-gateway kernels both speak it through these helpers.
+gateway kernels both speak it through these helpers. ``execute_request`` is the one request
+every line of Ganymede's runs a cell with, whatever carries it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,22 @@ from urllib.parse import quote
 
 from jupyter_client.jsonutil import json_default
 from jupyter_client.session import Session
+
+
+def execute_request(code: str, *, stop_on_error: bool) -> dict[str, Any]:
+    """The content of an ``execute_request`` for ``code``, as a notebook front end sends it.
+
+    ``allow_stdin`` is off: no one answers ``input()``, which raises StdinNotImplementedError
+    in the kernel instead of waiting forever.
+    """
+    return {
+        "code": code,
+        "silent": False,
+        "store_history": True,
+        "user_expressions": {},
+        "allow_stdin": False,
+        "stop_on_error": stop_on_error,
+    }
 
 
 def channels_url(ws_base: str, kernels_endpoint: str, kernel_id: str, session_id: str) -> str:

@@ -9,7 +9,8 @@ in. The IPC transport gives each kernel socket files in its own private director
 races between kernels started side by side.
 
 ``RunKernel`` holds those rules whatever carries the messages; ``Kernel`` is a process on this
-machine over zmq, ``gateway.GatewayKernel`` one on a Jupyter kernel gateway over its websocket.
+machine over zmq, ``gateway.GatewayKernel`` one on a Jupyter kernel gateway over its websocket;
+``kernel_start.start_kernel`` picks between them.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from jupyter_client.channels import AsyncZMQSocketChannel
 from jupyter_client.kernelspec import NATIVE_KERNEL_NAME
 from jupyter_client.manager import AsyncKernelManager
 
+from ganymede.core.kernel_handshake import handshake
+from ganymede.core.kernel_wire import execute_request
 from ganymede.core.stream_flushes import StreamFlushes, quiet_start
 from ganymede.errors import KernelDied, RunTimeout, UsageError
 from ganymede.execute.kernelspecs import KernelSpecs
@@ -105,15 +108,6 @@ def gateway_at(url: str | None, token: str | None) -> Gateway | None:
     return Gateway(url.rstrip("/"), token or None)
 
 
-async def start_kernel(launch: KernelLaunch, startup_timeout: float) -> RunKernel:
-    """The launch's kernel, started here or on its gateway, once it has answered."""
-    if launch.gateway is not None:
-        from ganymede.execute.gateway import GatewayKernel
-
-        return await GatewayKernel.start(launch, startup_timeout)
-    return await Kernel.start(launch, startup_timeout)
-
-
 class RunKernel(abc.ABC):
     """A started kernel as the runner drives it, whatever carries its messages.
 
@@ -165,47 +159,10 @@ class RunKernel(abc.ABC):
         0.2 s of iopub quiet every time); iopub retries its connect every
         ``SUBSCRIBE_RETRY_MS`` so that it does hear it.
         """
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + startup_timeout
-        reply: Mapping[str, Any] | None = None
-        session: str | None = None
-        flushes = StreamFlushes()
-        sent_at: dict[str, float] = {}
-        seen_after = -math.inf  # when the latest request whose status came back on iopub was sent
-
-        def on_message(channel: str, message: Mapping[str, Any]) -> None:
-            nonlocal reply, session, seen_after
-            if channel == "iopub":
-                flushes.hear(message, loop.time())
-                request = message["parent_header"].get("msg_id")
-                seen_after = max(seen_after, sent_at.get(request, -math.inf))
-            elif message["msg_type"] == "kernel_info_reply" and reply is None:
-                reply = message["content"]
-                session = message["header"].get("session")
-
-        def settled() -> bool:
-            due = flushes.due(session)
-            return reply is not None and due is not None and seen_after >= due
-
-        while not settled():
-            now = loop.time()
-            if now >= deadline:
-                raise KernelDied(
-                    f"kernel {kernel_name} did not answer within {startup_timeout:g} s of starting"
-                )
-            due = flushes.due(session)
-            if reply is None or due is None or now >= due:
-                sent_at[self._send("kernel_info_request", {})] = now
-                wake_at = now + HANDSHAKE_RESEND
-            else:
-                wake_at = due
-            await self._receive(on_message, until=min(wake_at, deadline), done=settled)
-            if not await self._alive():
-                raise KernelDied(
-                    f"kernel {kernel_name} exited while starting ({self._death_note()})"
-                )
-        assert reply is not None
-        self.info = dict(reply)
+        line = _StartingKernel(self, kernel_name)
+        await handshake(line, startup_timeout, HANDSHAKE_RESEND)
+        assert line.reply is not None
+        self.info = dict(line.reply)
 
     async def execute(
         self,
@@ -226,15 +183,7 @@ class RunKernel(abc.ABC):
         Past ``timeout``, RunTimeout; with ``interrupt_on_timeout`` the kernel is interrupted
         first and the cell gets ``timeout`` more seconds to answer with its KeyboardInterrupt.
         """
-        content = {
-            "code": code,
-            "silent": False,
-            "store_history": True,
-            "user_expressions": {},
-            "allow_stdin": False,
-            "stop_on_error": stop_on_error,
-        }
-        msg_id = self._send("execute_request", content)
+        msg_id = self._send("execute_request", execute_request(code, stop_on_error=stop_on_error))
         loop = asyncio.get_running_loop()
         reply: dict[str, Any] | None = None
         idle = False
@@ -286,6 +235,61 @@ class RunKernel(abc.ABC):
     def send_comm(self, comm_id: str, data: Mapping[str, Any]) -> None:
         """A ``comm_msg`` to the kernel on shell, as a front end sends one to a widget."""
         self._send("comm_msg", {"comm_id": comm_id, "data": dict(data)})
+
+
+class _StartingKernel:
+    """A ``RunKernel`` as its handshake sees it (``HandshakeLine``): it is open once a status
+    came back on iopub for a request sent when the flush timers the kernel armed were due."""
+
+    def __init__(self, kernel: RunKernel, kernel_name: str) -> None:
+        self.kernel = kernel
+        self.kernel_name = kernel_name
+        self.reply: Mapping[str, Any] | None = None
+        self._session: str | None = None
+        self._flushes = StreamFlushes()
+        self._sent_at: dict[str, float] = {}
+        self._seen_after = -math.inf
+        """When the latest request whose status came back on iopub was sent."""
+
+    async def answering(self) -> bool:
+        return await self.kernel._alive()
+
+    def held_until(self, now: float) -> float | None:
+        due = self._flushes.due(self._session)
+        return None if self.reply is None else due
+
+    def send_kernel_info(self) -> str:
+        return self.kernel._send("kernel_info_request", {})
+
+    async def opened(self, request: str | None, until: float) -> bool:
+        loop = asyncio.get_running_loop()
+        if request is not None:
+            self._sent_at[request] = loop.time()
+        await self.kernel._receive(self._hear, until=until, done=self._settled)
+        return self._settled()
+
+    def unanswered(self, timeout: float) -> Exception:
+        return KernelDied(
+            f"kernel {self.kernel_name} did not answer within {timeout:g} s of starting"
+        )
+
+    def gone(self) -> Exception:
+        return KernelDied(
+            f"kernel {self.kernel_name} exited while starting ({self.kernel._death_note()})"
+        )
+
+    def _hear(self, channel: str, message: Mapping[str, Any]) -> None:
+        if channel == "iopub":
+            self._flushes.hear(message, asyncio.get_running_loop().time())
+            request = message["parent_header"].get("msg_id")
+            self._seen_after = max(self._seen_after, self._sent_at.get(request, -math.inf))
+        elif message["msg_type"] == "kernel_info_reply" and self.reply is None:
+            self.reply = message["content"]
+            self._session = message["header"].get("session")
+
+    def _settled(self) -> bool:
+        due = self._flushes.due(self._session)
+        return self.reply is not None and due is not None and self._seen_after >= due
 
 
 class Kernel(RunKernel):

@@ -28,8 +28,8 @@ from ganymede.execute.kernel import (
     KernelLaunch,
     RunKernel,
     resolved_kernel_name,
-    start_kernel,
 )
+from ganymede.execute.kernel_start import start_kernel
 from ganymede.execute.kernelspecs import KernelSpecs
 from ganymede.execute.model import RunEvent, RunOutcome, RunRequest, RunStatus
 from ganymede.execute.outputs import CellOutputs, DisplayRegistry

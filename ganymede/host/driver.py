@@ -28,6 +28,7 @@ import zmq.asyncio
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.channels import AsyncZMQSocketChannel
 
+from ganymede.core.kernel_handshake import handshake
 from ganymede.errors import HostCallError
 from ganymede.host.api import TARGET, Caller, Responder
 from ganymede.host.iopub_filter import HostTraffic
@@ -76,6 +77,51 @@ class _Comm:
     calls: dict[str, asyncio.Task[None]] = field(default_factory=dict)
     endings: dict[str, str] = field(default_factory=dict)
     """Why a call's task was cancelled: ``cancelled`` (the kernel asked) or ``disconnected``."""
+
+
+class _DriverLine:
+    """The driver's client as its handshake sees it (``HandshakeLine``): open once any of the
+    requests was answered and iopub delivers."""
+
+    def __init__(self, driver: HostDriver, info: asyncio.Future[dict[str, Any]]) -> None:
+        assert driver._client is not None
+        self.driver = driver
+        self.info = info
+        client = driver._client
+        self._resend_on = client.shell_channel if driver.fresh else client.control_channel
+        self._first_on_shell = not driver.fresh
+
+    async def answering(self) -> bool:
+        return bool(await self.driver.kernel.is_alive())
+
+    def held_until(self, now: float) -> float | None:
+        return None
+
+    def send_kernel_info(self) -> str:
+        driver = self.driver
+        assert driver._client is not None
+        if self._first_on_shell:
+            self._first_on_shell = False
+            driver._send(driver._client.shell_channel, "kernel_info_request", {})
+        return driver._send(self._resend_on, "kernel_info_request", {})
+
+    async def opened(self, request: str | None, until: float) -> bool:
+        wait = max(until - asyncio.get_running_loop().time(), 0.0)
+        try:
+            await asyncio.wait_for(self._info_and_iopub(), wait)
+        except TimeoutError:
+            return False
+        return True
+
+    async def _info_and_iopub(self) -> None:
+        await asyncio.shield(self.info)
+        await self.driver._iopub_live.wait()
+
+    def unanswered(self, timeout: float) -> Exception:
+        return TimeoutError(f"no kernel_info_reply within {timeout:g} s")
+
+    def gone(self) -> Exception:
+        return TimeoutError("the kernel is not running")
 
 
 class HostDriver:
@@ -234,28 +280,10 @@ class HostDriver:
         ``fresh`` kernel runs no cell yet: every request goes on shell.
         """
         assert self._client is not None
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + HANDSHAKE_TIMEOUT
-        info: asyncio.Future[dict[str, Any]] = loop.create_future()
+        info: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
         self._info = info
-        resend_on = self._client.shell_channel if self.fresh else self._client.control_channel
-        if not self.fresh:
-            self._send(self._client.shell_channel, "kernel_info_request", {})
-        while True:
-            if not await self.kernel.is_alive():
-                raise TimeoutError("the kernel is not running")
-            remaining = deadline - loop.time()
-            if remaining <= 0:
-                raise TimeoutError(f"no kernel_info_reply within {HANDSHAKE_TIMEOUT:g} s")
-            self._send(resend_on, "kernel_info_request", {})
-            with contextlib.suppress(TimeoutError):
-                both = self._info_and_iopub(info)
-                return await asyncio.wait_for(both, min(HANDSHAKE_RESEND, remaining))
-
-    async def _info_and_iopub(self, info: asyncio.Future[dict[str, Any]]) -> dict[str, Any]:
-        reply = await asyncio.shield(info)
-        await self._iopub_live.wait()
-        return reply
+        await handshake(_DriverLine(self, info), HANDSHAKE_TIMEOUT, HANDSHAKE_RESEND)
+        return info.result()
 
     async def _hello(self) -> Any:
         self._caller = await self.caller_source()

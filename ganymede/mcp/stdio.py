@@ -9,18 +9,17 @@ closing stdin does: the session is deleted and an embedded server saves its room
 from __future__ import annotations
 
 import asyncio
-import logging
-import os
 import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from ganymede.client.discover import ServerInfo, server_at, server_for
 from ganymede.mcp.client import AgentClient
 from ganymede.mcp.link import AgentLink
 from ganymede.mcp.server import NotebookDoor
+from ganymede.process_exit import leave_now
 
 if TYPE_CHECKING:
     from ganymede.mcp.embedded import EmbeddedServer
@@ -70,15 +69,6 @@ async def serve_stdio(options: DoorOptions) -> bool:
     if terminated:
         leave_now()
     return embedded is not None
-
-
-def leave_now() -> NoReturn:
-    """End the process without waiting for threads: the SDK's stdin reader, or an embedded
-    server's idle workers, would each hold a normal exit forever. Everything is closed."""
-    logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
 
 
 def _running_server(options: DoorOptions) -> ServerInfo | None:

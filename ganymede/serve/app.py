@@ -11,19 +11,17 @@ from __future__ import annotations
 import asyncio
 import gc
 import importlib
-import logging
-import os
 import socket
-import sys
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 from jupyter_server.serverapp import ServerApp
 from tornado.netutil import bind_sockets
 
 from ganymede.client.discover import MASKED_TOKEN
+from ganymede.process_exit import leave_now
 from ganymede.serve.compat import COLLIDING_EXTENSIONS as DISABLED_EXTENSIONS
 
 EXTENSION = "ganymede.serve.extension"
@@ -203,18 +201,3 @@ def _extension_ready(app: ServerApp) -> bool:
 
     apps = app.extension_manager.extension_apps.get(EXTENSION, set())
     return any(isinstance(ext, GanymedeExtension) and ext.ready for ext in apps)
-
-
-def leave_now(status: int = 0) -> NoReturn:
-    """End the process once the server has stopped, without waiting for idle worker threads.
-
-    By the time ``start()`` returns, jupyter_server has cleaned up (rooms saved through the
-    extension's stop, kernels shut down, runtime files removed). A request still running in an
-    anyio worker thread when the stop came (a contents listing of a big directory, say) leaves
-    that non-daemon thread waiting for work forever, and a normal interpreter exit would wait on
-    it forever too: Ctrl-C would never return. Nothing is left to flush but the log streams.
-    """
-    logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(status)

@@ -30,9 +30,9 @@ from ganymede.fileid import FileIdStore
 from ganymede.history import Bounds, HistoryStore
 from ganymede.host.responder import HostResponder
 from ganymede.host.runs import Runs
+from ganymede.process_exit import leave_now
 from ganymede.serve import compat, metrics
 from ganymede.serve.agents.manager import AGENTS_SETTINGS_KEY, Agents
-from ganymede.serve.app import leave_now
 from ganymede.serve.contents import FollowsFiles, with_file_ids
 from ganymede.serve.context import SETTINGS_KEY, GanymedeContext
 from ganymede.serve.execution import EXECUTIONS_SETTINGS_KEY, Executions

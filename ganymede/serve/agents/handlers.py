@@ -37,8 +37,9 @@ from ganymede.errors import (
     UnknownSession,
     UsageError,
 )
-from ganymede.serve.agents.manager import AGENTS_SETTINGS_KEY, LONG_POLL, Agents
+from ganymede.serve.agents.manager import AGENTS_SETTINGS_KEY, Agents
 from ganymede.serve.agents.suggestions import UnknownSuggestion
+from ganymede.serve.agents.watch import LONG_POLL
 from ganymede.serve.roles import CONTENTS, EXECUTE, KERNELS, READ, WRITE
 
 Answer = dict[str, Any] | list[Any] | None
@@ -194,7 +195,7 @@ class SessionHandler(AgentHandler):
     @authorized(READ, CONTENTS)
     async def post(self, session_id: str) -> None:
         async def keep_alive() -> Answer:
-            session = self.agents.keep_alive(session_id)
+            session = self.agents.sessions.get(session_id)
             return {"session": session.id, "agent": session.agent}
 
         await self.answer(keep_alive)
@@ -243,7 +244,7 @@ class WatchHandler(QueryHandler):
         if not after.isdigit():
             raise UsageError(f"after must be a cursor from an earlier answer, not {after!r}")
         settle = self.get_argument("settle", None)
-        return await self.agents.watch(
+        return await self.agents.watchers.poll(
             self.get_argument("agent"),
             everything=self.flag("all"),
             settle=None if settle is None else self.seconds("settle", settle),
@@ -285,7 +286,7 @@ class CellsHandler(WritingPost):
 class SuggestionsHandler(QueryHandler):
     async def look(self) -> Answer:
         return {
-            "suggestions": self.agents.suggestions_of(
+            "suggestions": self.agents.suggesting.listed(
                 self.get_argument("path", None), self.get_argument("agent", None)
             )
         }
@@ -303,7 +304,7 @@ class SuggestionHandler(AgentHandler):
             if action not in ("accept", "reject"):
                 raise UsageError(f"action must be accept or reject, not {action!r}")
             by = str(self.string(body, "by"))
-            return await self.agents.decide(suggestion_id, action == "accept", by)
+            return await self.agents.suggesting.decide(suggestion_id, action == "accept", by)
 
         await self.answer(decide)
 

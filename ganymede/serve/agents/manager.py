@@ -12,6 +12,10 @@ saved), and what the agent needs of them is kept without them: its marks, and ea
 room's attribution and cell fingerprints (``kept``); its next call opens the room again. Only
 while a session of that agent is open can a person's ``@agent`` cell be a request. A session
 the server has not heard from in ``SESSION_TIMEOUT`` seconds is over: its process is gone.
+
+``Agents`` holds the reads, edits and runs; the sessions and their presence in the rooms are
+``sessions``, the changes made as suggestions in forks ``suggestion_forks``, and the watchers
+``ganymede mcp watch`` polls ``watch``.
 """
 
 from __future__ import annotations
@@ -20,11 +24,8 @@ import asyncio
 import contextlib
 import functools
 import logging
-import secrets
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from jupyter_client.kernelspec import NoSuchKernel
@@ -44,7 +45,6 @@ from ganymede.agent import (
     report_changes,
     request_names,
 )
-from ganymede.agent.presence import agent_user, awareness_state, display_name, global_state
 from ganymede.core import Notebooks, normalize_api_path
 from ganymede.core.files import atomic_write
 from ganymede.core.paths import resolve
@@ -53,7 +53,6 @@ from ganymede.errors import (
     GanymedeError,
     NotebookNotFound,
     UnknownMark,
-    UnknownSession,
     UsageError,
 )
 from ganymede.fileid import FileIdStore
@@ -62,37 +61,30 @@ from ganymede.host.api import Caller
 from ganymede.host.params import Params
 from ganymede.host.runs import Runs
 from ganymede.notebook.nbio import dumps_notebook
-from ganymede.serve import metrics
 from ganymede.serve.agents import room_edits
-from ganymede.serve.agents.cells import CellSnapshots, done_requests
+from ganymede.serve.agents.cells import CellSnapshots
 from ganymede.serve.agents.kept import ClosedNotebooks
 from ganymede.serve.agents.presence import DEFAULT_IDLE, AgentPresence, caret_in
 from ganymede.serve.agents.room_edits import RoomHolds
+from ganymede.serve.agents.sessions import AgentSession, AgentSessions
+from ganymede.serve.agents.suggestion_forks import AgentSuggestions
 from ganymede.serve.agents.suggestions import (
-    ACCEPTED,
-    REJECTED,
-    Suggestion,
     SuggestionBook,
-    UnknownSuggestion,
-    fork_description,
 )
-from ganymede.serve.agents.watch import Watcher
+from ganymede.serve.agents.watch import Watchers
 from ganymede.serve.execution import Executions
 from ganymede.serve.execution.requests import CellRequest, ExecuteRequest
 from ganymede.serve.kernels.notebooks import NotebookKernels
 from ganymede.serve.rooms import RoomManager
 from ganymede.serve.rooms.document import notebook_content, read_shared
-from ganymede.serve.rooms.forks import Forks, UnknownFork
-from ganymede.serve.rooms.presence import GLOBAL_AWARENESS_ROOM, AwarenessRoom, RoomHold
+from ganymede.serve.rooms.forks import Forks
 from ganymede.serve.rooms.room import DocumentRoom
 from ganymede.serve.service import Service, detached_task
 
 AGENTS_SETTINGS_KEY = "ganymede_agents"
 SESSION_TIMEOUT = 120.0
-LONG_POLL = 25.0
 REAP_INTERVAL = 10.0
 EDIT_OPERATIONS = ("add", "edit", "delete", "move")
-SUGGESTED_OPERATIONS = ("add", "edit", "delete")
 RUN_PARAMS = ("path", "params", "save")
 
 P = ParamSpec("P")
@@ -111,16 +103,6 @@ def _working(
             return await method(self, session_id, *args, **kwargs)
 
     return working
-
-
-@dataclass
-class AgentSession:
-    id: str
-    agent: str
-    started: float
-    last_seen: float
-    documents: list[str] = field(default_factory=list)
-    """The notebooks it read, edited or ran in, the latest last (what its presence shows)."""
 
 
 class Agents(Service):
@@ -149,8 +131,9 @@ class Agents(Service):
         self.executions = executions
         self.runs = runs
         self.kernel_specs = kernel_specs
-        self.settle = settle
-        self._watchers: dict[tuple[str, bool, float], Watcher] = {}
+        self.watchers = Watchers(
+            rooms, file_ids, self._reader, settle=settle, clock=clock, on_new=self._start_reaper
+        )
         self.cells = CellSnapshots()
         self.file_ids = file_ids
         self.log = log
@@ -160,69 +143,29 @@ class Agents(Service):
         self.holds = RoomHolds(rooms, file_ids, idle=presence_idle, on_release=self.presence.let_go)
         self.kept = ClosedNotebooks(self.marks.seen_cells, self.cells)
         rooms.observe(self.kept)
-        self._global_holds: dict[str, tuple[AwarenessRoom, RoomHold]] = {}
-        self.forks = forks
+        self.sessions = AgentSessions(rooms, self.holds, self.presence, log, clock)
         self.suggest_by_default = suggest_by_default
         self.suggestions = SuggestionBook()
-        self._sessions: dict[str, AgentSession] = {}
+        self.suggesting = AgentSuggestions(forks, self.suggestions, file_ids, self._check_seen)
         self._reaper: asyncio.Task[None] | None = None
 
     async def stop(self) -> None:
         if self._reaper is not None:
             self._reaper.cancel()
-        metrics.AGENT_SESSIONS.dec(len(self._sessions))
-        self._sessions.clear()
-        self.presence.stop()
-        self.holds.release_all()
-        for held in self._global_holds.values():
-            self.rooms.leave(*held)
-        self._global_holds.clear()
-        for watcher in self._watchers.values():
-            watcher.stop()
-        self._watchers.clear()
+        self.sessions.stop()
+        self.watchers.stop()
 
     # Sessions
 
     def open_session(self, agent: str) -> AgentSession:
-        if not agent.strip():
-            raise UsageError("agent must name the agent (its MCP client name)")
-        now = self.clock()
-        session = AgentSession(secrets.token_hex(8), agent.strip(), now, now)
-        self._sessions[session.id] = session
-        metrics.AGENT_SESSIONS.inc()
+        session = self.sessions.open(agent)
         self._start_reaper()
-        self.log.info("ganymede: agent %s started session %s", session.agent, session.id)
-        return session
-
-    def keep_alive(self, session_id: str) -> AgentSession:
-        session = self.session(session_id)
-        session.last_seen = self.clock()
         return session
 
     def close_session(self, session_id: str) -> None:
-        session = self._sessions.pop(session_id, None)
-        if session is not None:
-            self.log.info("ganymede: agent %s ended session %s", session.agent, session.id)
-            metrics.AGENT_SESSIONS.dec()
-            self.presence.forget(session_id)
-            self.holds.release(session_id)  # its holds leaving tell each room the agent left
-            held = self._global_holds.pop(session_id, None)
-            if held is not None:
-                self.rooms.leave(*held)
-            if self.session_started(session.agent) is None:
-                self.suggestions.forget_decided(session.agent)
-
-    def session(self, session_id: str) -> AgentSession:
-        session = self._sessions.get(session_id)
-        if session is None:
-            raise UnknownSession(session_id)
-        session.last_seen = self.clock()
-        return session
-
-    def session_started(self, agent: str) -> float | None:
-        """When the agent's oldest open session began: requests count from then."""
-        starts = [s.started for s in self._sessions.values() if s.agent == agent]
-        return min(starts) if starts else None
+        session = self.sessions.close(session_id)
+        if session is not None and self.sessions.started(session.agent) is None:
+            self.suggestions.forget_decided(session.agent)
 
     # Reading
 
@@ -233,7 +176,7 @@ class Agents(Service):
         """The notebook as the room has it, a new mark, and with ``since`` what others changed
         since that mark. ``mark`` false reads without moving the agent's mark (a client showing
         the notebook as a resource, not the agent reading it); ``mark`` is then None."""
-        session = self.session(session_id)
+        session = self.sessions.get(session_id)
         previous = None
         if since is not None:
             previous = self.marks.get(since)
@@ -244,7 +187,7 @@ class Agents(Service):
             raise UsageError("give the notebook's path, or since: a mark from an earlier read")
         api_path = normalize_api_path(path)
         room, notebook = await self.holds.notebook(session.id, api_path, writable=False)
-        await self._show(session, room, api_path)
+        await self.sessions.show(session, room, api_path)
         content = notebook_content(notebook)
         cells = self.cells.now(room, content)
         changes = None
@@ -313,10 +256,10 @@ class Agents(Service):
         ``agent``'s mark; None when it holds none, or cannot be opened (gone, unreadable)."""
         if self.kept.get(file_id) is None or self.kept.unchanged_since(file_id, mark):
             return None  # nothing kept (as after a restart), or nothing new since the mark
-        sessions = [s for s in self._sessions.values() if s.agent == agent]
-        if not sessions:
+        latest = self.sessions.latest_of(agent)
+        if latest is None:
             return None
-        holder = max(sessions, key=lambda s: s.last_seen).id
+        holder = latest.id
         with self.holds.in_use(holder):
             try:
                 room, _ = await self.holds.notebook(holder, path, writable=False)
@@ -324,49 +267,6 @@ class Agents(Service):
                 self.log.info("ganymede: %s not reopened for %s: %s", path, agent, error)
                 return None
         return room
-
-    async def watch(
-        self,
-        agent: str,
-        *,
-        everything: bool,
-        settle: float | None,
-        epoch: str | None,
-        after: int,
-        timeout: float = LONG_POLL,
-    ) -> dict[str, Any]:
-        """Settled changes past ``after`` (waiting up to ``timeout`` for one). A client naming
-        no ``epoch`` starts from now; one naming another (a restarted server) gets everything
-        this watcher has."""
-        settle = self.settle if settle is None else settle
-        if settle < 0:
-            raise UsageError("settle must be 0 or more seconds")
-        key = (agent, everything, settle)
-        watcher = self._watchers.get(key)
-        if watcher is None:
-            watcher = self._watchers[key] = Watcher(
-                self.rooms,
-                self.file_ids,
-                lambda content, started: self._watch_reader(agent, content, started),
-                everything=everything,
-                settle=settle,
-                clock=self.clock,
-            )
-            self._start_reaper()
-        if epoch is None:
-            after = watcher.cursor  # a new client starts from now
-        elif epoch != watcher.epoch:
-            after = 0  # another server's cursor: everything this one has
-        events = await watcher.after(after, timeout)
-        return {"epoch": watcher.epoch, "cursor": after + len(events), "events": events}
-
-    def _watch_reader(self, agent: str, content: Mapping[str, Any], started: float) -> Reader:
-        """A watcher counts requests from when it started, or the agent's session if older."""
-        reader = self._reader(agent, done_requests(content.get("cells") or []))
-        session = reader.session_started
-        return replace(
-            reader, session_started=started if session is None else min(session, started)
-        )
 
     # Editing
 
@@ -390,14 +290,14 @@ class Agents(Service):
         server's ``[agent] mode``) makes the change in a fork of its own instead."""
         if operation not in EDIT_OPERATIONS:
             raise UsageError(f"op must be one of {', '.join(EDIT_OPERATIONS)}, not {operation!r}")
-        session = self.session(session_id)
+        session = self.sessions.get(session_id)
         api_path = normalize_api_path(path)
         room, notebook = await self.holds.notebook(session.id, api_path)
         writer = Author(session.agent, AuthorKind.AGENT)
         file_id = self._file_id(api_path)
         if self.suggest_by_default if suggest is None else suggest:
-            return await self._suggest(
-                session,
+            return await self.suggesting.suggest(
+                session.agent,
                 api_path,
                 room,
                 notebook,
@@ -417,20 +317,25 @@ class Agents(Service):
                 notebook,
                 index,
                 cell_type=cell_type,
-                source=_required(source, "source"),
+                source=room_edits.required(source, "source"),
                 writer=writer,
                 mode="add",
             )
             self._moved_mark(session.agent, file_id, room, {new_id})
-            await self._show(session, room, api_path, caret_in(notebook, index))
+            await self.sessions.show(session, room, api_path, caret_in(notebook, index))
             return {"id": new_id, "index": index}
-        target = _required(cell_id, "id")
+        target = room_edits.required(cell_id, "id")
         index = room_edits.index_of(notebook, target)
         self._check_seen(session.agent, file_id, room, notebook, index)
         answer: dict[str, Any] = {"id": target}
         if operation == "edit":
             room_edits.edit_source(
-                room, notebook, index, _required(source, "source"), writer=writer, mode="edit"
+                room,
+                notebook,
+                index,
+                room_edits.required(source, "source"),
+                writer=writer,
+                mode="edit",
             )
             answer["index"] = index
         elif operation == "delete":
@@ -443,159 +348,14 @@ class Agents(Service):
             answer["index"] = room_edits.move_cell(room, notebook, index, after, writer=writer)
         self._moved_mark(session.agent, file_id, room, {target})
         at = answer.get("index")
-        await self._show(
+        await self.sessions.show(
             session, room, api_path, caret_in(notebook, at) if at is not None else None
         )
         return answer
 
-    async def _suggest(
-        self,
-        session: AgentSession,
-        api_path: str,
-        room: DocumentRoom,
-        notebook: YNotebook,
-        operation: str,
-        *,
-        cell_id: str | None,
-        source: str | None,
-        cell_type: str,
-        after: str | None,
-        title: str,
-        description: str,
-    ) -> dict[str, Any]:
-        """The change made in a new fork of the room, for a person to accept or reject."""
-        if self.forks is None:
-            raise UsageError("this server keeps no forks: suggestions are off")
-        if operation not in SUGGESTED_OPERATIONS:
-            raise UsageError(f"only {', '.join(SUGGESTED_OPERATIONS)} can be suggested")
-        file_id = self._file_id(api_path)
-        source_then = None
-        if operation == "add":
-            _required(source, "source")
-            if cell_type not in room_edits.CELL_TYPES:
-                raise UsageError(f"cell_type must be one of {', '.join(room_edits.CELL_TYPES)}")
-            if after is not None:
-                room_edits.index_of(notebook, after)  # CellNotFound before any fork
-        else:
-            target = _required(cell_id, "id")
-            index = room_edits.index_of(notebook, target)
-            self._check_seen(session.agent, file_id, room, notebook, index)
-            source_then = str(notebook.ycells[index].get("source") or "")
-            if operation == "edit":
-                _required(source, "source")
-        root_roomid = room_edits.notebook_room_name(file_id)
-        title = title or f"{display_name(session.agent)}: {operation} a cell"
-        if operation == "add":
-            target = uuid.uuid4().hex[:16]  # the new cell's id, known before the fork exists
-        else:
-            cell_type = str(notebook.ycells[index].get("cell_type") or "code")
-        fork = await self.forks.create(
-            root_roomid,
-            title=title,
-            description=fork_description(
-                cell_id=target,
-                path=api_path,
-                cell_type=cell_type,
-                operation=operation,
-                author=agent_user(session.agent),
-                title=title,
-                description=description,
-            ),
-            username=session.agent,
-        )
-        forked = fork.room.document.notebook  # a notebook room's fork holds a notebook
-        writing = room_edits.ForkWriting(forked)
-        writer = Author(session.agent, AuthorKind.AGENT)
-        if operation == "add":
-            index = len(forked.ycells) if after is None else room_edits.index_after(forked, after)
-            room_edits.add_cell(
-                writing,
-                forked,
-                index,
-                cell_type=cell_type,
-                source=str(source),
-                writer=writer,
-                mode="suggest",
-                cell_id=target,
-            )
-        elif operation == "edit":
-            room_edits.edit_source(
-                writing, forked, index, str(source), writer=writer, mode="suggest"
-            )
-        # A deletion's fork keeps the cell: jupyter-suggestions shows the cell from the fork and
-        # deletes it there as it accepts; ``decide`` deletes it when accepting otherwise.
-        suggestion = Suggestion(
-            fork_roomid=fork.roomid,
-            id=self.suggestions.short_id(fork.roomid),
-            agent=session.agent,
-            path=api_path,
-            root_roomid=root_roomid,
-            title=title,
-            description=description,
-            operation=operation,
-            cell_id=target,
-            source_then=source_then,
-        )
-        self.suggestions.add(suggestion)
-        # jupyter-suggestions accepts by merging the fork and rejects by deleting it: the
-        # person's decision, which the agent hears in its next reply.
-        self.forks.decided_by(fork.roomid, functools.partial(self._decided_in_page, suggestion))
-        return {"suggestion": suggestion.to_json()}
-
-    async def _decided_in_page(self, suggestion: Suggestion, accept: bool, by: Author) -> None:
-        """A person deleted the suggestion's fork (its fork's ``decide``)."""
-        try:
-            await self.decide(suggestion.id, accept, by.name)
-        except UnknownSuggestion:  # decided meanwhile: its fork is gone as far as they know
-            raise UnknownFork(suggestion.fork_roomid) from None
-
-    def suggestions_of(self, path: str | None, agent: str | None = None) -> list[dict[str, Any]]:
-        api_path = normalize_api_path(path) if path else None
-        return [s.to_json() for s in self.suggestions.listed(api_path, agent=agent)]
-
-    async def decide(self, suggestion_id: str, accept: bool, by: str) -> dict[str, Any]:
-        """Accept (merge the fork as ``by``'s edit) or reject (delete it) a suggestion."""
-        if self.forks is None:
-            raise UsageError("this server keeps no forks: suggestions are off")
-        if not by.strip():
-            raise UsageError("by must name the person deciding")
-        suggestion = self.suggestions.get(suggestion_id)
-        if suggestion is None or suggestion.outcome is not None:
-            raise UnknownSuggestion(suggestion_id)
-        fork = self.forks.get(suggestion.fork_roomid)
-        changed = False
-        if suggestion.source_then is not None and isinstance(fork.root.document.shared, YNotebook):
-            now = next(
-                (
-                    str(ycell.get("source") or "")
-                    for ycell in fork.root.document.shared.ycells
-                    if ycell.get("id") == suggestion.cell_id
-                ),
-                None,
-            )
-            changed = now != suggestion.source_then
-        person = Author(by.strip(), AuthorKind.PERSON)
-        forked = fork.room.document.shared
-        if accept and suggestion.operation == "delete" and isinstance(forked, YNotebook):
-            index = next(
-                (
-                    i
-                    for i, ycell in enumerate(forked.ycells)
-                    if ycell.get("id") == suggestion.cell_id
-                ),
-                None,
-            )
-            if index is not None:  # else the page deleted it in the fork as it accepted
-                writing = room_edits.ForkWriting(forked)
-                room_edits.delete_cell(writing, forked, index, writer=person)
-        await self.forks.delete(fork.roomid, merge=accept, author=person, username=by.strip())
-        outcome = ACCEPTED if accept else REJECTED
-        self.suggestions.decided(suggestion, outcome, by.strip(), changed)
-        return {"suggestion": suggestion.to_json()}
-
     @_working
     async def request_done(self, session_id: str, path: str, cell_id: str) -> None:
-        session = self.session(session_id)
+        session = self.sessions.get(session_id)
         room, notebook = await self.holds.notebook(session.id, normalize_api_path(path))
         index = room_edits.index_of(notebook, cell_id)
         writer = Author(session.agent, AuthorKind.AGENT)
@@ -604,7 +364,7 @@ class Agents(Service):
     async def create(self, session_id: str, path: str, kernel: str | None) -> dict[str, Any]:
         """A new empty notebook for ``kernel`` (else the server's default); FileExistsError
         rather than overwrite anything."""
-        self.session(session_id)
+        self.sessions.get(session_id)
         api_path = normalize_api_path(path)
         if not api_path.endswith(".ipynb"):
             raise UsageError(f"{api_path}: a notebook's name ends in .ipynb")
@@ -643,7 +403,7 @@ class Agents(Service):
         the cells once they ran, or as they are when ``wait`` runs out."""
         if not cell_ids or not all(isinstance(cell_id, str) for cell_id in cell_ids):
             raise UsageError("ids must be a non-empty list of cell ids")
-        session = self.session(session_id)
+        session = self.sessions.get(session_id)
         api_path = normalize_api_path(path)
         room, notebook = await self.holds.notebook(session.id, api_path)  # held while it runs
         file_id = self._file_id(api_path)
@@ -657,7 +417,7 @@ class Agents(Service):
         )
         if first is not None:  # a cell that is not there is the batch's error to report
             caret = caret_in(notebook, first)
-            await self._show(session, room, api_path, caret, running=cell_ids[0])
+            await self.sessions.show(session, room, api_path, caret, running=cell_ids[0])
         batch = await self.executions.submit(kernel_id, request, lambda _: writer)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(asyncio.shield(batch.done.wait()), wait)
@@ -670,7 +430,7 @@ class Agents(Service):
         return {"finished": batch.done.is_set(), "cells": cells, "error": batch.failure}
 
     async def kernel(self, session_id: str, path: str, action: str) -> None:
-        self.session(session_id)
+        self.sessions.get(session_id)
         api_path = normalize_api_path(path)
         if action == "restart":
             await self.kernels.restart(api_path)
@@ -684,7 +444,7 @@ class Agents(Service):
     ) -> dict[str, Any]:
         """``notebooks.run`` for an agent: the host API's runs, with the server's full grant
         (an agent holds the server's token; grants limit kernels, not it)."""
-        session = self.session(session_id)
+        session = self.sessions.get(session_id)
         caller = Caller(
             kernel_id=f"agent-{session.id}",
             notebook=None,
@@ -715,42 +475,6 @@ class Agents(Service):
             reason = f"was changed by {by} since your last read"
         raise EditRefused(cell, by, reason)
 
-    async def _show(
-        self,
-        session: AgentSession,
-        room: DocumentRoom,
-        api_path: str,
-        caret: dict[str, Any] | None = None,
-        *,
-        running: str | None = None,
-    ) -> None:
-        """The session in ``room``'s awareness, on the cell ``caret`` points into, and in the
-        global awareness JupyterLab's Collaboration panel lists, with the notebooks it is in."""
-        hold = self.holds.hold_in(session.id, room)
-        if hold is None:
-            return
-        state = awareness_state(session.agent, caret, running=running)
-        self.presence.show(session.id, room, hold, state)
-        if api_path in session.documents:
-            session.documents.remove(api_path)
-        session.documents.append(api_path)  # the last is the one it is in now
-        held = self._global_holds.get(session.id)
-        if held is None or held[1] not in held[0].clients:
-            hold = RoomHold()
-            joined = await self.rooms.join(GLOBAL_AWARENESS_ROOM, hold)
-            if session.id not in self._sessions:  # it ended while we joined
-                self.rooms.leave(joined, hold)
-                return
-            earlier = self._global_holds.get(session.id)
-            if earlier is not None and earlier[1] in earlier[0].clients:
-                self.rooms.leave(joined, hold)  # another call of the session joined first
-                held = earlier
-            else:
-                held = self._global_holds[session.id] = (joined, hold)
-        self.presence.show(
-            session.id, held[0], held[1], global_state(session.agent, session.documents)
-        )
-
     def _moved_mark(self, agent: str, file_id: str, room: DocumentRoom, touched: set[str]) -> None:
         self.marks.own_change(agent, file_id, self.cells.now(room).states, touched)
 
@@ -760,7 +484,7 @@ class Agents(Service):
         return Reader(
             name=agent,
             request_names=request_names(agent),
-            session_started=self.session_started(agent),
+            session_started=self.sessions.started(agent),
             done_requests=done,
         )
 
@@ -781,20 +505,11 @@ class Agents(Service):
         while True:
             await asyncio.sleep(REAP_INTERVAL)
             cutoff = self.clock() - SESSION_TIMEOUT
-            for session in [s for s in self._sessions.values() if s.last_seen < cutoff]:
+            for session in self.sessions.silent_since(cutoff):
                 self.log.info("ganymede: agent session %s went silent, ending it", session.id)
                 self.close_session(session.id)
-            for key, watcher in list(self._watchers.items()):
-                if watcher.idle:
-                    watcher.stop()
-                    del self._watchers[key]
+            self.watchers.stop_idle()
 
 
 def _authors(room: DocumentRoom) -> Mapping[str, CellAuthors]:
     return room.attribution.authors() if room.attribution is not None else {}
-
-
-def _required(value: str | None, name: str) -> str:
-    if not isinstance(value, str):
-        raise UsageError(f"{name} is required (a string)")
-    return value

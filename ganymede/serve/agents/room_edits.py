@@ -198,6 +198,13 @@ class RoomHolds:
             self.on_release(holder)
 
 
+def required(value: str | None, name: str) -> str:
+    """A tool call's string argument that this edit cannot go without."""
+    if not isinstance(value, str):
+        raise UsageError(f"{name} is required (a string)")
+    return value
+
+
 def index_of(notebook: YNotebook, cell_id: str) -> int:
     for index, ycell in enumerate(notebook.ycells):
         if ycell.get("id") == cell_id:

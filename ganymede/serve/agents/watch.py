@@ -13,11 +13,13 @@ import asyncio
 import contextlib
 import secrets
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ganymede.agent import CellAuthors, CellState, Change, Reader, notebook_states, report_changes
+from ganymede.errors import UsageError
 from ganymede.fileid import FileIdStore
+from ganymede.serve.agents.cells import done_requests
 from ganymede.serve.rooms import RoomManager
 from ganymede.serve.rooms.document import notebook_content
 from ganymede.serve.rooms.room import DocumentRoom
@@ -27,7 +29,12 @@ SCAN_INTERVAL = 0.25
 IDLE_TIMEOUT = 300.0
 """A watcher nobody polled for this long stops (its client is gone)."""
 
+LONG_POLL = 25.0
+"""The longest a client's poll waits for a change."""
+
 ReaderOf = Callable[[Mapping[str, Any], float], Reader]
+AgentReader = Callable[[str, frozenset[str]], Reader]
+"""The agent's reader, given the requests its notebook marks done."""
 """The reader a report is for, given the notebook and when the watcher started."""
 
 
@@ -158,6 +165,85 @@ class Watcher:
             event = {"path": path, **entry.to_json(), "source": sources.get(entry.id, "")}
             self.events.append(event)
             self._arrived.set()
+
+
+class Watchers:
+    """Every agent's watchers, one for each agent, kind of change and settle time its clients
+    ask for; one nobody polls stops (``stop_idle``)."""
+
+    def __init__(
+        self,
+        rooms: RoomManager,
+        file_ids: FileIdStore,
+        reader: AgentReader,
+        *,
+        settle: float,
+        clock: Callable[[], float],
+        on_new: Callable[[], None],
+    ) -> None:
+        self.rooms = rooms
+        self.file_ids = file_ids
+        self.reader = reader
+        self.settle = settle
+        """Used where a client names none (``[agent] settle``)."""
+        self.clock = clock
+        self.on_new = on_new
+        """Told of each watcher started: something must stop it once idle."""
+        self._watchers: dict[tuple[str, bool, float], Watcher] = {}
+
+    async def poll(
+        self,
+        agent: str,
+        *,
+        everything: bool,
+        settle: float | None,
+        epoch: str | None,
+        after: int,
+        timeout: float = LONG_POLL,
+    ) -> dict[str, Any]:
+        """Settled changes past ``after`` (waiting up to ``timeout`` for one). A client naming
+        no ``epoch`` starts from now; one naming another (a restarted server) gets everything
+        this watcher has."""
+        settle = self.settle if settle is None else settle
+        if settle < 0:
+            raise UsageError("settle must be 0 or more seconds")
+        key = (agent, everything, settle)
+        watcher = self._watchers.get(key)
+        if watcher is None:
+            watcher = self._watchers[key] = Watcher(
+                self.rooms,
+                self.file_ids,
+                lambda content, started: self._reader_of(agent, content, started),
+                everything=everything,
+                settle=settle,
+                clock=self.clock,
+            )
+            self.on_new()
+        if epoch is None:
+            after = watcher.cursor  # a new client starts from now
+        elif epoch != watcher.epoch:
+            after = 0  # another server's cursor: everything this one has
+        events = await watcher.after(after, timeout)
+        return {"epoch": watcher.epoch, "cursor": after + len(events), "events": events}
+
+    def _reader_of(self, agent: str, content: Mapping[str, Any], started: float) -> Reader:
+        """A watcher counts requests from when it started, or the agent's session if older."""
+        reader = self.reader(agent, done_requests(content.get("cells") or []))
+        session = reader.session_started
+        return replace(
+            reader, session_started=started if session is None else min(session, started)
+        )
+
+    def stop_idle(self) -> None:
+        for key, watcher in list(self._watchers.items()):
+            if watcher.idle:
+                watcher.stop()
+                del self._watchers[key]
+
+    def stop(self) -> None:
+        for watcher in self._watchers.values():
+            watcher.stop()
+        self._watchers.clear()
 
 
 def _cells_version(room: DocumentRoom) -> int:

@@ -24,7 +24,12 @@ from jupyter_server.gateway.gateway_client import GatewayClient
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import WebSocketClientConnection, websocket_connect
 
-from ganymede.core.kernel_wire import channels_url, decode_frame, encode_message
+from ganymede.core.kernel_wire import (
+    channels_url,
+    decode_frame,
+    encode_message,
+    execute_request,
+)
 from ganymede.errors import KernelDied
 from ganymede.serve.execution.kernel_client import KernelLine, KernelProcess
 from ganymede.serve.kernels.stream_watch import StreamWatch
@@ -111,15 +116,7 @@ class GatewayKernelConnection(KernelLine):
             self._socket = None
 
     def _send_execute(self, code: str) -> str:
-        content = {
-            "code": code,
-            "silent": False,
-            "store_history": True,
-            "user_expressions": {},
-            "allow_stdin": False,
-            "stop_on_error": True,
-        }
-        return self._send("shell", "execute_request", content)
+        return self._send("shell", "execute_request", execute_request(code, stop_on_error=True))
 
     def _send(self, channel: str, msg_type: str, content: dict[str, Any]) -> str:
         if self._socket is None or self._closed:

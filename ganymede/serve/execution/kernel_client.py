@@ -34,6 +34,8 @@ import zmq.asyncio
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.channels import AsyncZMQSocketChannel
 
+from ganymede.core.kernel_handshake import handshake
+from ganymede.core.kernel_wire import execute_request
 from ganymede.errors import KernelDied
 from ganymede.execute.kernel import HANDSHAKE_RESEND, IOPUB_GRACE, LIVENESS_INTERVAL
 from ganymede.serve.kernels.stream_watch import StreamWatch
@@ -158,41 +160,8 @@ class KernelLine(abc.ABC):
         A manager's watch that hears none of the requests within ``WATCH_GRACE`` of the first
         answer (its subscription lost to a restart on new ports) is left for the line's own.
         """
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + timeout
-        answered_at: float | None = None
-        while True:
-            now = loop.time()
-            if now >= deadline:
-                raise KernelDied(f"the kernel did not answer within {timeout:g} s")
-            if not await self._answering():
-                raise KernelDied("the kernel is not running")
-            if self._info_reply.is_set():
-                answered_at = now if answered_at is None else answered_at
-                if self._watch is not self._own_watch and now - answered_at >= WATCH_GRACE:
-                    self.log.warning("execute: the kernel manager's watch heard nothing")
-                    self._watch = self._own_watch
-            due = self._watch.flushes.due(self._kernel_session)
-            if due is not None and now < due:
-                await asyncio.sleep(min(due, deadline) - now)
-                continue
-            msg_id = self._send_kernel_info()
-            heard = self._watch.await_status(msg_id)
-            try:
-                await asyncio.wait_for(self._answered(heard), min(resend, deadline - now))
-            except TimeoutError:
-                continue
-            finally:
-                self._watch.forget(msg_id)
-            due = self._watch.flushes.due(self._kernel_session)
-            if due is not None and now >= due:
-                self._handshaken = True
-                return
-
-    async def _answered(self, heard: asyncio.Event) -> None:
-        await self._info_reply.wait()
-        await self._iopub_live.wait()
-        await heard.wait()
+        await handshake(_OpeningLine(self), timeout, resend)
+        self._handshaken = True
 
     async def _alive(self) -> bool:
         return self.is_current and await self.kernel.is_alive()
@@ -270,6 +239,59 @@ class KernelLine(abc.ABC):
             self.log.exception("execute: kernel output could not be applied")
 
 
+class _OpeningLine:
+    """A ``KernelLine`` as its handshake sees it (``HandshakeLine``): open once a request
+    sent when the flush timers were due is answered on shell and its status heard by the
+    watch."""
+
+    def __init__(self, line: KernelLine) -> None:
+        self.line = line
+        self._answered_at: float | None = None
+
+    async def answering(self) -> bool:
+        return await self.line._answering()
+
+    def held_until(self, now: float) -> float | None:
+        line = self.line
+        if line._info_reply.is_set():
+            self._answered_at = now if self._answered_at is None else self._answered_at
+            if line._watch is not line._own_watch and now - self._answered_at >= WATCH_GRACE:
+                line.log.warning("execute: the kernel manager's watch heard nothing")
+                line._watch = line._own_watch
+        return line._watch.flushes.due(line._kernel_session)
+
+    def send_kernel_info(self) -> str:
+        return self.line._send_kernel_info()
+
+    async def opened(self, request: str | None, until: float) -> bool:
+        loop = asyncio.get_running_loop()
+        if request is None:
+            await asyncio.sleep(until - loop.time())
+            return False
+        sent_at = loop.time()
+        line = self.line
+        heard = line._watch.await_status(request)
+        try:
+            await asyncio.wait_for(self._answered(heard), max(until - sent_at, 0.0))
+        except TimeoutError:
+            return False
+        finally:
+            line._watch.forget(request)
+        due = line._watch.flushes.due(line._kernel_session)
+        return due is not None and sent_at >= due
+
+    async def _answered(self, heard: asyncio.Event) -> None:
+        await self.line._info_reply.wait()
+        await self.line._iopub_live.wait()
+        await heard.wait()
+
+    def unanswered(self, timeout: float) -> Exception:
+        return KernelDied(f"the kernel did not answer within {timeout:g} s")
+
+    def gone(self) -> Exception:
+        return KernelDied("the kernel is not running")
+
+
 class KernelConnection(KernelLine):
     """Shell and iopub channels of the server's own zmq client to a kernel on this machine.
 
@@ -308,9 +330,11 @@ class KernelConnection(KernelLine):
         return process_of(self.kernel) is self._process
 
     def _send_execute(self, code: str) -> str:
-        return str(
-            self.client.execute(code, allow_stdin=False, stop_on_error=True, store_history=True)
+        message = self.client.session.msg(
+            "execute_request", execute_request(code, stop_on_error=True)
         )
+        self.client.shell_channel.send(message)
+        return str(message["header"]["msg_id"])
 
     async def close(self) -> None:
         self._reading = False

@@ -24,8 +24,9 @@ from ganymede.agent.attribution import NotebookAttribution
 from ganymede.errors import FrameError, InvalidNotebook, NotebookNotFound, ReadOnlyRoom, UsageError
 from ganymede.history import PointKind
 from ganymede.serve import metrics
-from ganymede.serve.rooms import admission, protocol
+from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.autosave import Autosave
+from ganymede.serve.rooms.client_sync import ClientSync
 from ganymede.serve.rooms.document import RoomDocument
 from ganymede.serve.rooms.file import RoomFile, Snapshot, WriteOutcome
 from ganymede.serve.rooms.history import RoomHistory
@@ -37,12 +38,8 @@ from ganymede.serve.rooms.protocol import SaveStatus
 from ganymede.serve.rooms.readahead import ReadAhead
 from ganymede.serve.rooms.shape_guard import ShapeGuard
 from ganymede.serve.rooms.trust import OutputTrust, Writer
-from ganymede.serve.service import detached_call_later
 from ganymede.trust.outputs import KernelOutputs
 
-SHARED_ANSWER_SECONDS = 1.0
-"""How long the answer to one state vector is kept for the next client asking with the same
-(a class joining together asks with the same empty one); a document change drops it sooner."""
 # A save that finds the file changed merges and tries again; a file rewritten faster than that
 # is left to the watcher.
 SAVE_ATTEMPTS = 3
@@ -116,13 +113,9 @@ class DocumentRoom(AwarenessRoom):
         self._own_change = False
         self._own_kind = PointKind.STATE
         self._writing_kind = PointKind.EDIT
-        self._introduced: set[Client] = set()
-        # Clients whose history is being heard, with the state vector their sync then answers.
-        self._hearing: dict[Client, bytes] = {}
+        self._sync = ClientSync(name, document, log, self._apply)
         self._viewers: set[Client] = set()
         self._save_lock = asyncio.Lock()
-        self._shared_answer: tuple[bytes, bytes] | None = None  # (state vector, SyncStep2)
-        self._shared_answer_expiry: asyncio.TimerHandle | None = None
         self._autosave = Autosave(save_delay, self._save_quietly)
         self._subscription: Subscription | None = document.doc.observe(self._on_change)
         self._closed = False
@@ -204,8 +197,7 @@ class DocumentRoom(AwarenessRoom):
         super().join(client)
 
     def leave(self, client: Client) -> None:
-        self._introduced.discard(client)
-        self._hearing.pop(client, None)
+        self._sync.leave(client)
         self._viewers.discard(client)
         super().leave(client)
 
@@ -224,19 +216,9 @@ class DocumentRoom(AwarenessRoom):
 
     async def handle(self, client: Client, message: protocol.Message) -> None:
         if isinstance(message, protocol.SyncStep1):
-            if client in self._introduced:
-                self._answer(client, message.state)
-            elif client in self._hearing:
-                self._hearing[client] = message.state  # answered once its history is heard
-            else:
-                self._first_state_vector(client, message.state)
+            self._sync.state_vector(client, message.state)
         elif isinstance(message, protocol.SyncStep2 | protocol.SyncUpdate):
-            if client in self._introduced:
-                self._apply(client, message.update)
-            elif client in self._hearing:
-                self._hear_history(client, message)
-            else:
-                raise FrameError("a document update before the client's SyncStep1")
+            self._sync.update(client, message)
         elif isinstance(message, protocol.SaveRequest):
             status = "failed" if client in self._viewers else await self.save(explicit=True)
             client.send(protocol.save_reply(message.save_id, status))
@@ -417,7 +399,7 @@ class DocumentRoom(AwarenessRoom):
         ):
             return False
         self._unwatch_document()
-        self._forget_shared_answer()
+        self._sync.forget_answer()
         document.pack_away()
         metrics.DOCUMENTS_PACKED.inc()
         return True
@@ -437,7 +419,7 @@ class DocumentRoom(AwarenessRoom):
     def _done_with_document(self) -> None:
         """The room has closed: it observes its document no more."""
         self._unwatch_document()
-        self._forget_shared_answer()
+        self._sync.forget_answer()
         if self.document.packed_away is not None:
             metrics.DOCUMENTS_PACKED.dec()
         self._closed = True
@@ -560,58 +542,6 @@ class DocumentRoom(AwarenessRoom):
         except Exception:
             self.log.exception("room %s: autosave failed", self.name)
 
-    def _answer(self, client: Client, state: bytes) -> None:
-        """Send the client what its state vector lacks (FrameError if it is not one)."""
-        client.send(self._sync_answer(state))
-
-    def _first_state_vector(self, client: Client, state: bytes) -> None:
-        """Sync a client whose history grew from this room, refuse one that cannot have, and
-        hear out one holding history of its own before either (see ``admission``)."""
-        own_id = self.document.doc.client_id
-        own_clock = protocol.decode_state_vector(self.document.doc.get_state()).get(own_id, 0)
-        clocks = protocol.decode_state_vector(state)
-        verdict = admission.judge_state_vector(clocks, own_id, own_clock)
-        if verdict is admission.Verdict.SYNC:
-            self._introduced.add(client)
-            self._answer(client, state)
-        elif verdict is admission.Verdict.HEAR_HISTORY:
-            self._hearing[client] = state
-        else:
-            self._refuse_history(client, "it counts more of the room's own changes than it made")
-
-    def _hear_history(
-        self, client: Client, message: protocol.SyncStep2 | protocol.SyncUpdate
-    ) -> None:
-        """Judge an update from a client whose history is being heard.
-
-        Its SyncStep2 answers the room's SyncStep1, so it holds all the client has that the
-        room lacks: harmless, it is applied and the client synced. An update before it is
-        applied if harmless too, but the client waits for its SyncStep2 all the same.
-        """
-        try:
-            changes = admission.history_changes(self.document.doc, message.update)
-        except ValueError as error:
-            raise FrameError(f"not a Yjs update: {error}") from None
-        if admission.judge_history(changes) is admission.Verdict.REFUSE:
-            self._refuse_history(client, changes.why_refused())
-            return
-        self._apply(client, message.update)
-        if isinstance(message, protocol.SyncStep2):
-            state = self._hearing.pop(client)
-            self._introduced.add(client)
-            self._answer(client, state)
-
-    def _refuse_history(self, client: Client, why: str) -> None:
-        """Merging the client's history would duplicate or bring back content: it is told to
-        reload, as after a server restart (JupyterLab offers it in a dialog)."""
-        self._hearing.pop(client, None)
-        self.log.warning(
-            "room %s: a client brought history from an earlier room (%s); told to reload",
-            self.name,
-            why,
-        )
-        client.close(protocol.CloseCode.UNSUPPORTED_DATA, protocol.unknown_session_reason(None))
-
     def _apply(self, client: Client, update: bytes) -> None:
         """Apply a client's update; FrameError if it is not a Yjs update (nothing applied)."""
         if update == EMPTY_UPDATE:
@@ -712,36 +642,12 @@ class DocumentRoom(AwarenessRoom):
         kind = PointKind.EDIT if self._origin is not None else self._writing_kind
         return (author.name if author is not None else UNKNOWN_AUTHOR), kind
 
-    def _sync_answer(self, state: bytes) -> bytes:
-        """The SyncStep2 for a client holding ``state``: one frame for every client that asks
-        with the same state vector while the document stays as it is, rather than a copy of
-        the whole document for each of a hundred clients joining at once."""
-        if self._shared_answer is not None and self._shared_answer[0] == state:
-            return self._shared_answer[1]
-        try:
-            missing = self.document.doc.get_update(state)
-        except ValueError as error:
-            raise FrameError(f"not a Yjs state vector: {error}") from None
-        answer = protocol.sync_step2(missing)
-        self._forget_shared_answer()
-        self._shared_answer = (state, answer)
-        self._shared_answer_expiry = detached_call_later(
-            SHARED_ANSWER_SECONDS, self._forget_shared_answer
-        )
-        return answer
-
-    def _forget_shared_answer(self) -> None:
-        self._shared_answer = None
-        if self._shared_answer_expiry is not None:
-            self._shared_answer_expiry.cancel()
-            self._shared_answer_expiry = None
-
     def _on_change(self, event: TransactionEvent) -> None:
         """Called as each transaction commits; the update goes to everyone but its author."""
         update = event.update
         if update == EMPTY_UPDATE:
             return
-        self._forget_shared_answer()
+        self._sync.forget_answer()
         self.broadcast(protocol.sync_update(update), skip=self._origin)
         if self.history is not None:
             self.history.record(update, *self._point_now())
