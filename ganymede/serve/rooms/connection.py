@@ -1,9 +1,11 @@
-"""One room client's connection: a bounded send queue, one writer draining it, and keepalive.
+"""One room client's connection: a bounded send queue, written a batch at a time, and keepalive.
 
-The room never waits on the network: it puts frames in the client's ``Outbox``, whose writer
-hands them to the socket one at a time. A client that stops reading falls behind; past the
-limits it is closed 1008 rather than letting its backlog grow without bound. A close the room
-itself sends (4404, 1003, 1001) goes straight to the socket, ahead of whatever is queued.
+The room never waits on the network: it puts frames in the client's ``Outbox``, which hands
+them to the socket a batch at a time, the next once the last is flushed. A client that stops
+reading falls behind; past the limits it is closed 1008 rather than letting its backlog grow
+without bound. A close the room itself sends (4404, 1003, 1001) goes straight to the socket,
+ahead of whatever is queued. No task is kept per client: a flush runs from the loop's callbacks
+and the keepalive from a timer, which is what lets a class of a hundred stay small.
 
 Keepalive is ours rather than tornado's: tornado cannot wait longer for a pong than between two
 pings, and a client is only dropped after ``ping_timeout`` seconds without a word from it.
@@ -114,7 +116,11 @@ class Socket(Protocol):
 
 
 class Outbox:
-    """What a room sends one client, written in order without holding the room up."""
+    """What a room sends one client, written in order without holding the room up.
+
+    Driven by callbacks and timers rather than tasks of its own: a classroom's hundred idle
+    readers cost a timer each, not two suspended tasks with their frames and events.
+    """
 
     def __init__(
         self, socket: Socket, limits: ConnectionLimits, *, name: str, log: logging.Logger
@@ -125,20 +131,27 @@ class Outbox:
         self._log = log
         self._backlog = Backlog(limits.max_messages, limits.max_bytes)
         self._loop = asyncio.get_running_loop()
-        self._queued = asyncio.Event()
-        self._writing = False
+        self._flush_due: asyncio.Handle | None = None
+        self._writing: asyncio.Future[None] | None = None
+        self._write_deadline: asyncio.TimerHandle | None = None
         self._last_heard = self._loop.time()
+        self._next_ping = self._last_heard + limits.ping_interval
+        self._keepalive: asyncio.TimerHandle | None = None
         self._open = True
-        self._tasks = [asyncio.create_task(self._write_backlog())]
         if limits.ping_interval > 0:
-            self._tasks.append(asyncio.create_task(self._keep_alive()))
+            self._check_in_later()
 
     def send(self, frame: bytes) -> None:
-        """Queue ``frame``; a client already past the limits is closed 1008 instead."""
+        """Queue ``frame``; a client already past the limits is closed 1008 instead.
+
+        The write waits for the loop's next turn, so every frame a room broadcasts in one
+        turn goes out in one write.
+        """
         if not self._open:
             return
         if self._backlog.push(frame):
-            self._queued.set()
+            if self._writing is None and self._flush_due is None:
+                self._flush_due = self._loop.call_soon(self._flush)
             return
         self._log.warning(
             "room %s: closing a client %d messages (%d bytes) behind",
@@ -158,75 +171,72 @@ class Outbox:
         """Drop what is queued and stop writing and pinging; the socket is closing."""
         self._open = False
         self._backlog.clear()
-        current = asyncio.current_task()
-        for task in self._tasks:
-            if task is not current:
-                task.cancel()
+        for timer in (self._flush_due, self._write_deadline, self._keepalive):
+            if timer is not None:
+                timer.cancel()
+        self._flush_due = self._write_deadline = self._keepalive = None
 
-    async def _write_backlog(self) -> None:
-        """Hand the socket every queued frame at once, then wait for them to be flushed.
+    def _flush(self) -> None:
+        """Hand the socket every queued frame at once; the next batch waits for its flush.
 
         One write and one wait per batch rather than per frame: a room broadcasting a burst
         must not outrun a client that reads as fast as the network allows, and a hundred
         clients cost a hundred writes to the network per broadcast, not one per frame each.
         """
-        while True:
-            await self._queued.wait()
-            self._queued.clear()
-            frames = self._backlog.take()
-            if not frames:
-                continue
-            self._writing = True
-            try:
-                # Shielded: a write cancelled halfway would leave tornado's stream confused;
-                # one that can no longer finish fails once the socket closes, and is collected.
-                written = asyncio.ensure_future(self._socket.write_frames(frames))
-                written.add_done_callback(_collect)
-                deadline = write_deadline(sum(len(frame) for frame in frames))
-                await asyncio.wait_for(asyncio.shield(written), deadline)
-            except WebSocketClosedError:
-                return
-            except TimeoutError:
-                self._drop("a write took too long")
-                return
-            finally:
-                self._writing = False
-            if not self._open:
-                # Stopped while the write finished: the backlog was cleared under it, and this
-                # task's cancel lands only at its next wait.
-                return
-            self._backlog.written(len(frames))
+        self._flush_due = None
+        frames = self._backlog.take()
+        if not self._open or not frames:
+            return
+        try:
+            written = asyncio.ensure_future(self._socket.write_frames(frames))
+        except WebSocketClosedError:
+            self.stop()
+            return
+        self._writing = written
+        deadline = write_deadline(sum(len(frame) for frame in frames))
+        self._write_deadline = self._loop.call_later(deadline, self._drop, "a write took too long")
+        written.add_done_callback(lambda done: self._flushed(done, len(frames)))
 
-    async def _keep_alive(self) -> None:
+    def _flushed(self, written: asyncio.Future[None], count: int) -> None:
+        """A write finished; one that failed means the socket closed under it."""
+        failed = written.cancelled() or written.exception() is not None
+        if not self._open:
+            return  # stopped meanwhile: the backlog was cleared under the write
+        self._writing = None
+        if self._write_deadline is not None:
+            self._write_deadline.cancel()
+            self._write_deadline = None
+        if failed:
+            self.stop()
+            return
+        self._backlog.written(count)
+        if len(self._backlog):
+            self._flush()
+
+    def _check_in_later(self) -> None:
+        wake = min(self._next_ping, self._last_heard + self._limits.ping_timeout)
+        self._keepalive = self._loop.call_at(wake, self._check_in)
+
+    def _check_in(self) -> None:
         """Ping every ``ping_interval``; drop the client once silent for ``ping_timeout``.
 
         A write still in progress counts as hearing from the client: it is reading, slowly,
         and its pong waits behind the frame it is reading.
         """
-        interval, timeout = self._limits.ping_interval, self._limits.ping_timeout
-        next_ping = self._loop.time() + interval
-        while True:
-            wake = min(next_ping, self._last_heard + timeout)
-            await asyncio.sleep(max(0.0, wake - self._loop.time()))
-            now = self._loop.time()
-            if self._writing:
-                self._last_heard = now
-            if now >= self._last_heard + timeout:
-                self._drop(f"silent for {now - self._last_heard:.1f} s")
-                return
-            if now >= next_ping:
-                with contextlib.suppress(WebSocketClosedError):
-                    self._socket.ping()
-                next_ping = now + interval
+        now = self._loop.time()
+        if self._writing is not None:
+            self._last_heard = now
+        if now >= self._last_heard + self._limits.ping_timeout:
+            self._drop(f"silent for {now - self._last_heard:.1f} s")
+            return
+        if now >= self._next_ping:
+            with contextlib.suppress(WebSocketClosedError):
+                self._socket.ping()
+            self._next_ping = now + self._limits.ping_interval
+        self._check_in_later()
 
     def _drop(self, why: str) -> None:
         """Close a client that is gone without waiting for it to answer the close."""
         self._log.warning("room %s: dropping a client: %s", self.name, why)
         self.stop()
         self._socket.abort(GOING_AWAY, why)
-
-
-def _collect(written: asyncio.Future[None]) -> None:
-    """Take a failed write's error (the socket closed under it) so nothing reports it unread."""
-    if not written.cancelled():
-        written.exception()

@@ -84,8 +84,10 @@ class HeldSocket:
 
     def __init__(self) -> None:
         self.writes: list[asyncio.Future[None]] = []
+        self.batches: list[list[bytes]] = []
 
     def write_frames(self, frames: list[bytes]) -> asyncio.Future[None]:
+        self.batches.append(frames)
         self.writes.append(asyncio.get_running_loop().create_future())
         return self.writes[-1]
 
@@ -99,19 +101,41 @@ class HeldSocket:
         pass
 
 
-async def test_a_stop_as_a_write_finishes_leaves_the_writer_quietly() -> None:
+async def test_a_stop_while_a_write_is_in_flight_leaves_the_backlog_alone() -> None:
+    """The write finishing after the stop must not count its frames off a cleared backlog."""
+    loop = asyncio.get_running_loop()
+    errors: list[dict[str, object]] = []
+    loop.set_exception_handler(lambda _, context: errors.append(context))
     limits = ConnectionLimits(max_messages=10, max_bytes=1000, ping_interval=0, ping_timeout=0)
     socket = HeldSocket()
     outbox = Outbox(socket, limits, name="r", log=logging.getLogger("test"))
     outbox.send(b"frame")
     while not socket.writes:
         await asyncio.sleep(0)
-    writer = outbox._tasks[0]
-    socket.writes[0].set_result(None)
-    await asyncio.sleep(0)  # the shielded write completes; the writer is due to resume
     outbox.stop()
-    await asyncio.gather(writer, return_exceptions=True)
-    assert writer.cancelled() or writer.exception() is None
+    socket.writes[0].set_result(None)
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    assert errors == []
+    outbox.send(b"after the stop")
+    await asyncio.sleep(0)
+    assert len(socket.writes) == 1
+
+
+async def test_frames_sent_during_a_write_go_out_together_once_it_is_flushed() -> None:
+    limits = ConnectionLimits(max_messages=10, max_bytes=1000, ping_interval=0, ping_timeout=0)
+    socket = HeldSocket()
+    outbox = Outbox(socket, limits, name="r", log=logging.getLogger("test"))
+    outbox.send(b"a")
+    outbox.send(b"b")
+    await asyncio.sleep(0)
+    outbox.send(b"c")
+    outbox.send(b"d")
+    await asyncio.sleep(0)
+    assert socket.batches == [[b"a", b"b"]]
+    socket.writes[0].set_result(None)
+    await asyncio.sleep(0)
+    assert socket.batches == [[b"a", b"b"], [b"c", b"d"]]
 
 
 def test_frames_written_together_keep_each_length_form_of_rfc_6455() -> None:
