@@ -199,6 +199,8 @@ class Outbox:
 
     def _flushed(self, written: asyncio.Future[None], count: int) -> None:
         """A write finished; one that failed means the socket closed under it."""
+        # Asked before anything else: asking takes a failed write's error, which asyncio
+        # would otherwise report unread, stopped or not.
         failed = written.cancelled() or written.exception() is not None
         if not self._open:
             return  # stopped meanwhile: the backlog was cleared under the write
