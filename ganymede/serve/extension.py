@@ -10,6 +10,9 @@ it. It reads ``ganymede.toml`` itself.
 
 from __future__ import annotations
 
+import asyncio
+import io
+import logging
 import signal
 import threading
 from collections.abc import Callable
@@ -212,11 +215,14 @@ class GanymedeExtension(ExtensionApp):
 
         async def clean_up_and_leave() -> None:
             status = 0
+            loop = asyncio.get_running_loop()
+            report = loop.call_later(SLOW_CLEAN_UP, log_waiting_tasks, serverapp.log)
             try:
                 await serverapp._cleanup()
             except Exception:
                 serverapp.log.exception("ganymede: the server's clean-up failed")
                 status = 1
+            report.cancel()
             leave_now(status)
 
         def stop(signum: int, frame: FrameType | None) -> None:
@@ -250,6 +256,25 @@ class GanymedeExtension(ExtensionApp):
         """Runs before jupyter_server shuts kernels down: rooms save their edits here."""
         if self.context is not None:
             await self.context.stop()
+
+
+SLOW_CLEAN_UP = 20.0
+"""Seconds after which a clean-up still running logs what it waits on."""
+
+
+def log_waiting_tasks(log: logging.Logger | logging.LoggerAdapter[Any]) -> None:
+    """Name every task still running, with its stack: a stop that hangs (a spawner will
+    SIGKILL it, losing what was unsaved) then says where, so it can be fixed."""
+    stacks = []
+    for task in asyncio.all_tasks():
+        stack = io.StringIO()
+        task.print_stack(file=stack)
+        stacks.append(stack.getvalue())
+    log.warning(
+        "ganymede: the clean-up is still running after %.0f s; its tasks:\n%s",
+        SLOW_CLEAN_UP,
+        "\n".join(stacks),
+    )
 
 
 def keep_classes_wrapped(serverapp: ServerApp) -> None:

@@ -82,7 +82,18 @@ class RunningServer:
     def interrupt(self) -> int:
         """Ctrl-C, once, and the exit status."""
         self.process.send_signal(signal.SIGINT)
-        return self.process.wait(timeout=STOP_TIMEOUT)
+        return self.wait_stopped()
+
+    def wait_stopped(self) -> int:
+        """The exit status once the server has stopped. One that will not is made to dump
+        every thread's stack into its log (``PYTHONFAULTHANDLER``), which the failure shows."""
+        try:
+            return self.process.wait(timeout=STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.process.send_signal(signal.SIGABRT)
+            self.process.wait(timeout=STOP_TIMEOUT)
+            tail = "\n".join(self.log.read_text().splitlines()[-300:])
+            pytest.fail(f"the server did not stop within {STOP_TIMEOUT} s; its log ends:\n{tail}")
 
 
 def jupyter_env(home: Path, **extra: str) -> dict[str, str]:
@@ -94,6 +105,7 @@ def jupyter_env(home: Path, **extra: str) -> dict[str, str]:
     env.pop("JUPYTER_TOKEN", None)
     # Deletes through the contents API go to the trash, which lives under XDG_DATA_HOME.
     env["XDG_DATA_HOME"] = str(home / "xdg")
+    env["PYTHONFAULTHANDLER"] = "1"  # a server that hangs can be made to show where
     env.update(extra)
     return env
 

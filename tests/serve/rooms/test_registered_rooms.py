@@ -17,7 +17,7 @@ from jupytercad_core.jcad_ydoc import YJCad
 from jupyterlab_chat.models import NewMessage, User
 from jupyterlab_chat.ychat import YChat
 
-from tests.serve.conftest import STOP_TIMEOUT, RunningServer, jupyter_env, start_server
+from tests.serve.conftest import RunningServer, jupyter_env, start_server
 from tests.serve.plain_server import apart_env, install_apart
 from tests.serve.rooms.client import eventually, open_socket, room_client
 from tests.serve.rooms.conftest import chat_client, open_session, put_session, write
@@ -65,7 +65,7 @@ async def test_a_chat_lives_in_a_room_is_saved_survives_a_restart_and_takes_in_t
                 lambda: bodies_on_disk(path) == ["hello from the room"], "the file holds it"
             )
         server.process.send_signal(signal.SIGTERM)
-        server.process.wait(timeout=STOP_TIMEOUT)
+        server.wait_stopped()
         assert server.process.stdout is not None
         server.process.stdout.close()
         server = start(tmp_path, "chat-token")

@@ -21,7 +21,7 @@ from tornado.websocket import WebSocketClosedError
 
 from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.protocol import MessageType
-from tests.serve.conftest import STOP_TIMEOUT, RunningServer, jupyter_env, start_server
+from tests.serve.conftest import RunningServer, jupyter_env, start_server
 from tests.serve.conftest import stop_server as stop_server_cleanly
 from tests.serve.rooms.client import eventually, open_socket, room_client
 from tests.serve.rooms.conftest import (
@@ -51,7 +51,7 @@ def start(home: Path, toml: str, token: str, port: int = 0) -> RunningServer:
 
 def stop(server: RunningServer, how: signal.Signals) -> None:
     server.process.send_signal(how)
-    server.process.wait(timeout=STOP_TIMEOUT)
+    server.wait_stopped()
     assert server.process.stdout is not None
     server.process.stdout.close()
 

@@ -19,7 +19,7 @@ import pytest
 from ganymede.serve.rooms import protocol
 from ganymede.serve.rooms.lock import RoomLock
 from ganymede.serve.rooms.protocol import MessageType
-from tests.serve.conftest import STOP_TIMEOUT, RunningServer, jupyter_env, start_server, stop_server
+from tests.serve.conftest import RunningServer, jupyter_env, start_server, stop_server
 from tests.serve.rooms.client import RoomClient, eventually, room_client
 from tests.serve.rooms.conftest import (
     edit_first_cell,
@@ -94,7 +94,7 @@ async def save(client: RoomClient, save_id: int) -> dict[str, Any]:
 
 def kill(server: RunningServer, how: signal.Signals) -> None:
     server.process.send_signal(how)
-    server.process.wait(timeout=STOP_TIMEOUT)
+    server.wait_stopped()
 
 
 async def test_the_second_servers_room_is_read_only(pair: Pair) -> None:
