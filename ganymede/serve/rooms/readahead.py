@@ -50,6 +50,16 @@ class ReadAhead:
             self._task.cancel()
         self._task = asyncio.create_task(self._read_ahead())
 
+    async def finished(self) -> None:
+        """Wait for the reading ahead under way, if any, without cutting it short.
+
+        A take-in waits for it, so what it worked out is used there and let go with the rest.
+        """
+        while self._task is not None and not self._task.done():
+            task = self._task
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(task)
+
     async def stop(self) -> None:
         if self._task is not None:
             self._task.cancel()

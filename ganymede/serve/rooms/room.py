@@ -319,8 +319,12 @@ class DocumentRoom(AwarenessRoom):
         """
         async with self._save_lock:
             try:
+                await self._read_ahead.finished()
                 return await self._take_in_locked()
             finally:
+                # One begun meanwhile reads a version this take-in read itself, or the room's
+                # own save: had it finished after, its parse and bytes would stay till the next.
+                await self._read_ahead.stop()
                 self._let_go()
 
     async def _take_in_locked(self) -> bool:

@@ -15,6 +15,7 @@ from ganymede.agent import Author, AuthorKind
 from ganymede.fileid import FileIdStore
 from ganymede.serve.rooms import RoomManager
 from ganymede.serve.rooms.room import DocumentRoom
+from tests.serve.rooms.client import eventually
 from tests.serve.rooms.test_budget import QuietClient
 
 pytestmark = pytest.mark.slow
@@ -83,7 +84,10 @@ async def test_after_a_merge_the_room_lets_go_and_keeps_the_unsaved_edit(
     before = python_mb()
     path.write_bytes(long_notebook(changed_last="  # from disk"))
     assert await opened.take_in_file_change()
-    assert python_mb() - before < path.stat().st_size / 2**20 / 2, "the merge's parses were kept"
+    # The room's own save is seen by the watcher and read ahead (bytes held for a moment, and
+    # let go at once as the room's own): a parse kept for good never comes down.
+    half_the_file = path.stat().st_size / 2**20 / 2
+    await eventually(lambda: python_mb() - before < half_the_file, "the merge's parses to go")
     sources = [cell["source"] for cell in opened.document.content()["cells"]]
     assert sources[0].endswith("# unsaved") and sources[-1].endswith("# from disk")
     on_disk = nbformat.reads(path.read_text(), as_version=4)
