@@ -1,4 +1,4 @@
-"""A JupyterLab page in headless Chromium, and what it did on the wire.
+"""A JupyterLab (or Notebook 7) page in headless Chromium, and what it did on the wire.
 
 The page records its requests, websockets, console errors and failed requests from the moment it
 is created, so a test can assert on what the real frontend asked of the server and a failure can
