@@ -7,6 +7,7 @@ browser context, so no cookie, storage or JupyterLab workspace leaks from one pa
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Playwright, sync_playwright
 
-from tests.browser.lab import LabPage
+from tests.browser.lab import AnyLabPage, LabPage
 from tests.serve.conftest import RunningServer, jupyter_env, start_server
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -74,17 +75,21 @@ def browser(playwright_driver: Playwright) -> Iterator[Browser]:
     chromium.close()
 
 
-@pytest.fixture
-def served(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[RunningServer]:
-    """``ganymede serve <root> --no-browser --port 0``: one server, one empty root per test.
-
-    A test parametrizing it (indirectly) gives the text of the root's ``ganymede.toml``."""
+def empty_root(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """An empty root for one test's server; a test parametrizing the server's fixture
+    (indirectly) gives the text of the root's ``ganymede.toml``."""
     root = tmp_path / "root"
     root.mkdir()
     config = getattr(request, "param", None)
     if config is not None:
         (root / "ganymede.toml").write_text(config)
-    running = start_server(root, jupyter_env(tmp_path / "jupyter"))
+    return root
+
+
+@pytest.fixture
+def served(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[RunningServer]:
+    """``ganymede serve <root> --no-browser --port 0``: one server, one empty root per test."""
+    running = start_server(empty_root(tmp_path, request), jupyter_env(tmp_path / "jupyter"))
     yield running
     stop_within_deadline(running)
 
@@ -119,18 +124,32 @@ def lab_page(
     The returned page has shown the document's content from its room. A failing test's report
     carries each page's console errors, failed requests and the server's log.
     """
+    with opened_pages(request, browser, served, LabPage) as open_lab:
+        yield open_lab
+
+
+@contextlib.contextmanager
+def opened_pages(
+    request: pytest.FixtureRequest,
+    browser: Browser,
+    server: RunningServer,
+    frontend: type[AnyLabPage],
+) -> Iterator[Callable[[str], AnyLabPage]]:
+    """Opens files of ``server``'s root in ``frontend``'s page, each in a browser context of its
+    own, recorded for the failure report; the contexts close when the test is done."""
     contexts: list[BrowserContext] = []
     pages: list[LabPage] = []
     request.node.stash[OPENED_PAGES] = pages
 
-    def open_lab(path: str) -> LabPage:
+    def open_page(path: str) -> AnyLabPage:
         context = browser.new_context(viewport={"width": 1280, "height": 720})
         contexts.append(context)
-        lab = LabPage.record(context, served, path)
-        pages.append(lab)
-        return lab.open()
+        page = frontend.record(context, server, path)
+        pages.append(page)
+        page.open()
+        return page
 
-    yield open_lab
+    yield open_page
     for context in contexts:
         context.close()
 
@@ -142,5 +161,6 @@ def pytest_runtest_makereport(
     report = yield
     if report.failed:
         for index, lab in enumerate(item.stash.get(OPENED_PAGES, [])):
-            report.sections.append((f"JupyterLab page {index} on {lab.path}", lab.diagnostics()))
+            title = f"{type(lab).__name__} {index} on {lab.path}"
+            report.sections.append((title, lab.diagnostics()))
     return report

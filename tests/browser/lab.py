@@ -1,4 +1,4 @@
-"""A JupyterLab page in headless Chromium, and what it did on the wire.
+"""A JupyterLab (or Notebook 7) page in headless Chromium, and what it did on the wire.
 
 The page records its requests, websockets, console errors and failed requests from the moment it
 is created, so a test can assert on what the real frontend asked of the server and a failure can
@@ -39,6 +39,7 @@ STEP_TIMEOUT_MS = 20_000
 DISK_TIMEOUT_S = 15.0
 RAW_MESSAGE = 2
 T = TypeVar("T")
+AnyLabPage = TypeVar("AnyLabPage", bound="LabPage")
 
 KERNELSPEC = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
@@ -109,7 +110,9 @@ class LabPage:
     failed_requests: list[str] = field(default_factory=list)
 
     @classmethod
-    def record(cls, context: BrowserContext, server: RunningServer, path: str) -> LabPage:
+    def record(
+        cls: type[AnyLabPage], context: BrowserContext, server: RunningServer, path: str
+    ) -> AnyLabPage:
         """A new page in ``context`` whose traffic is recorded before it loads anything."""
         context.set_default_timeout(STEP_TIMEOUT_MS)
         lab = cls(server, path, context.new_page())
@@ -132,7 +135,9 @@ class LabPage:
             self.page.goto(f"{self.server.base}lab?{query}")
             expect(self.launcher).to_be_visible(timeout=OPEN_TIMEOUT_MS)
             return self
-        self.page.goto(f"{self.server.base}lab/tree/{urllib.parse.quote(self.path)}?{query}")
+        self.page.goto(
+            f"{self.server.base}{self.document_route}{urllib.parse.quote(self.path)}?{query}"
+        )
         if self.path.endswith(".ipynb"):
             self._wait_for_notebook()
         elif self.path.endswith(".chat"):
@@ -147,6 +152,17 @@ class LabPage:
     @property
     def file(self) -> Path:
         return self.server.root / self.path
+
+    @property
+    def document_route(self) -> str:
+        """Where the frontend opens a file, below the server's base URL."""
+        return "lab/tree/"
+
+    @property
+    def kernel_idle(self) -> Locator:
+        """Shows once the notebook's kernel is connected and idle: in JupyterLab's status bar."""
+        idle = f"{KERNELSPEC['display_name']} | Idle"
+        return self.page.locator(".jp-StatusBar-Widget").get_by_text(idle, exact=True)
 
     @property
     def document_tab(self) -> Locator:
@@ -255,9 +271,7 @@ class LabPage:
         for index, cell in enumerate(notebook.cells):
             if cell.cell_type == "code":
                 expect_source(self.cell_editor(index), cell.source)
-        kernel_status = self.page.locator(".jp-StatusBar-Widget")
-        idle = f"{KERNELSPEC['display_name']} | Idle"
-        expect(kernel_status.get_by_text(idle, exact=True)).to_be_visible(timeout=OPEN_TIMEOUT_MS)
+        expect(self.kernel_idle).to_be_visible(timeout=OPEN_TIMEOUT_MS)
 
     def _wait_for_text_file(self) -> None:
         first_line = self.file.read_text().splitlines()[0]
@@ -289,3 +303,23 @@ class LabPage:
         if response.status >= 400:
             request = response.request
             self.failed_requests.append(f"{response.status} {request.method} {request.url}")
+
+
+class NotebookPage(LabPage):
+    """Notebook 7 (``jupyter notebook``) open on one notebook.
+
+    Its page is built from JupyterLab's own plugins (the same cells, CodeMirror editors and
+    collaboration frontend), so everything but its shell is LabPage's: it opens documents under
+    ``notebooks/`` and, having no status bar, shows the kernel's state in the notebook's toolbar.
+    """
+
+    @property
+    def document_route(self) -> str:
+        return "notebooks/"
+
+    @property
+    def kernel_idle(self) -> Locator:
+        """The toolbar's kernel indicator reads ``unknown`` until the kernel connection is up."""
+        return self.page.locator(
+            '.jp-NotebookPanel .jp-Notebook-ExecutionIndicator[data-status="idle"]'
+        )
