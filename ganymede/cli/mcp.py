@@ -71,7 +71,8 @@ def door(
 
     from ganymede.config import load_config
     from ganymede.errors import ConfigError, GanymedeError
-    from ganymede.mcp.stdio import DoorOptions, serve_stdio
+    from ganymede.mcp.door import DoorOptions
+    from ganymede.mcp.stdio import serve_stdio
     from ganymede.process_exit import leave_now
 
     served = (root if root is not None else Path.cwd()).resolve()
