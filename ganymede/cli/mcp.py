@@ -1,4 +1,5 @@
-"""``ganymede mcp`` (the MCP door, over stdio), ``ganymede mcp watch`` and ``ganymede mcp changes``.
+"""``ganymede mcp`` (the MCP door, over stdio or HTTP), ``ganymede mcp watch`` and
+``ganymede mcp changes``.
 
 All three talk to the running server that serves the directory (``--url``/``--token`` name
 another); ``ganymede mcp`` embeds one when none runs. ``changes`` is made for agent hooks: it
@@ -59,22 +60,47 @@ def door(
             show_default=False,
         ),
     ] = None,
+    http: Annotated[
+        str | None,
+        typer.Option(
+            "--http",
+            metavar="[HOST:]PORT",
+            help="Serve MCP over Streamable HTTP at http://HOST:PORT/mcp instead of stdio "
+            "(host 127.0.0.1 by default; port 0 picks a free one).",
+            show_default=False,
+        ),
+    ] = None,
+    http_token: Annotated[
+        str | None,
+        typer.Option(
+            "--http-token",
+            envvar="GANYMEDE_MCP_TOKEN",
+            metavar="TOKEN",
+            help="With --http: the bearer token clients must send (default: a random one).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """An MCP server on stdio: a coding agent reads, edits and runs notebooks through rooms.
+    """An MCP server on stdio (or HTTP): a coding agent reads, edits and runs notebooks
+    through rooms.
 
     Talks to the server serving the directory, else starts one in this process (on a free
     loopback port, with its runtime file, so JupyterLab and `ganymede mcp watch` can join).
+    With --http it prints its URL and token on stderr and serves until Ctrl-C.
     """
     if context.invoked_subcommand is not None:
         return
     import asyncio
 
+    from click.core import ParameterSource
+
     from ganymede.config import load_config
-    from ganymede.errors import ConfigError, GanymedeError
+    from ganymede.errors import ConfigError, GanymedeError, UsageError
     from ganymede.mcp.door import DoorOptions
-    from ganymede.mcp.stdio import serve_stdio
     from ganymede.process_exit import leave_now
 
+    if http is None and context.get_parameter_source("http_token") is ParameterSource.COMMANDLINE:
+        fail("--http-token goes with --http", EXIT_USAGE, COMMAND)
     served = (root if root is not None else Path.cwd()).resolve()
     if not served.is_dir():
         fail(f"{served}: not a directory", EXIT_USAGE, COMMAND)
@@ -84,8 +110,19 @@ def door(
         fail(str(error), EXIT_USAGE, COMMAND)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     options = DoorOptions(url, token, agent, served, config.source)
+    if http is None:
+        from ganymede.mcp.stdio import serve_stdio
+
+        serving = serve_stdio(options)
+    else:
+        from ganymede.mcp.http import endpoint, serve_http
+
+        try:
+            serving = serve_http(options, endpoint(http, http_token))
+        except UsageError as error:
+            fail(str(error), EXIT_USAGE, COMMAND)
     try:
-        embedded = asyncio.run(serve_stdio(options))
+        embedded = asyncio.run(serving)
     except KeyboardInterrupt:
         leave_now()  # an embedded server's threads would hold the exit
     except GanymedeError as error:
