@@ -29,6 +29,8 @@ COMMAND = "ganymede mcp"
 EXIT_FAILED = 1
 HOOKS = ("user-prompt", "post-tool")
 DEFAULT_AGENT = "claude-code"  # the name Claude Code gives itself as an MCP client
+# Not GANYMEDE_TOKEN: that one is the --url server's, and this guards the --http endpoint.
+MCP_TOKEN_VARIABLE = "GANYMEDE_MCP_TOKEN"
 
 app = typer.Typer(name="mcp", add_completion=False, rich_markup_mode=None)
 
@@ -74,9 +76,9 @@ def door(
         str | None,
         typer.Option(
             "--http-token",
-            envvar="GANYMEDE_MCP_TOKEN",
             metavar="TOKEN",
-            help="With --http: the bearer token clients must send (default: a random one).",
+            help="With --http: the bearer token clients must send (default: "
+            f"${MCP_TOKEN_VARIABLE}, else a random one).",
             show_default=False,
         ),
     ] = None,
@@ -92,14 +94,12 @@ def door(
         return
     import asyncio
 
-    from click.core import ParameterSource
-
     from ganymede.config import load_config
     from ganymede.errors import ConfigError, GanymedeError, UsageError
     from ganymede.mcp.door import DoorOptions
     from ganymede.process_exit import leave_now
 
-    if http is None and context.get_parameter_source("http_token") is ParameterSource.COMMANDLINE:
+    if http is None and http_token is not None:
         fail("--http-token goes with --http", EXIT_USAGE, COMMAND)
     served = (root if root is not None else Path.cwd()).resolve()
     if not served.is_dir():
@@ -118,7 +118,8 @@ def door(
         from ganymede.mcp.http import endpoint, serve_http
 
         try:
-            serving = serve_http(options, endpoint(http, http_token))
+            given = http_token if http_token is not None else os.environ.get(MCP_TOKEN_VARIABLE)
+            serving = serve_http(options, endpoint(http, given))
         except UsageError as error:
             fail(str(error), EXIT_USAGE, COMMAND)
     try:

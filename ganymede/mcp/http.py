@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ipaddress
+import os
 import secrets
 import signal
 import socket
@@ -92,7 +93,8 @@ def endpoint(address: str, token: str | None) -> Endpoint:
     except socket.gaierror as error:
         raise UsageError(f"--http {address!r}: unknown host {host!r} ({error.strerror})") from None
     except OSError as error:
-        raise UsageError(f"--http {address!r}: cannot listen there: {error.strerror}") from None
+        reason = os.strerror(error.errno) if error.errno else str(error)
+        raise UsageError(f"--http {address!r}: cannot listen there: {reason}") from None
     if token is None:
         return Endpoint(host, listener, secrets.token_hex(24), token_generated=True)
     return Endpoint(host, listener, token, token_generated=False)
