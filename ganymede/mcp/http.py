@@ -32,7 +32,7 @@ from ganymede.mcp.door import DoorOptions, open_door
 DEFAULT_HOST = "127.0.0.1"
 MCP_PATH = "/mcp"
 MASKED_TOKEN = "..."  # as ganymede serve prints a token handed in
-# A client holding an event stream open would keep uvicorn waiting for ever on its way out.
+# Once the MCP sessions have ended, what uvicorn still waits on is a request mid-answer.
 GRACEFUL_SHUTDOWN = 3.0
 
 
@@ -141,43 +141,54 @@ class _Uvicorn(uvicorn.Server):
 
 
 async def serve_http(options: DoorOptions, where: Endpoint) -> bool:
-    """Serve MCP over HTTP until Ctrl-C or SIGTERM; True if a server was embedded."""
+    """Serve MCP over HTTP until Ctrl-C or SIGTERM; True if a server was embedded.
+
+    The MCP sessions end first (the SDK's session manager stops, which ends every client's
+    event stream), then uvicorn, which would otherwise wait on those streams.
+    """
     async with open_door(options) as opened:
-        app = opened.door.mcp.streamable_http_app(streamable_http_path=MCP_PATH, host=where.host)
+        mcp = opened.door.mcp
+        app = mcp.streamable_http_app(streamable_http_path=MCP_PATH, host=where.host)
         config = uvicorn.Config(
             BearerGate(app, where.token),
-            lifespan="on",
+            lifespan="off",  # the session manager runs here, to be stopped first
             log_config=None,  # the process's logging, to stderr
             log_level="warning",
             access_log=False,
             timeout_graceful_shutdown=GRACEFUL_SHUTDOWN,
         )
         server = _Uvicorn(config)
-        with _stopped_by_signals(server):
+        async with mcp.session_manager.run():
+            serving = asyncio.ensure_future(server.serve(sockets=[where.listener]))
             print(
                 f"ganymede mcp: serving MCP at {where.url} "
                 f"(header 'Authorization: Bearer {where.shown_token}')",
                 file=sys.stderr,
                 flush=True,
             )
-            await server.serve(sockets=[where.listener])
+            await _until_stopped(server, serving)
+        server.should_exit = True
+        await serving
     return opened.embedded
 
 
-@contextlib.contextmanager
-def _stopped_by_signals(server: uvicorn.Server) -> Iterator[None]:
-    """Ctrl-C or SIGTERM: a graceful stop; a second Ctrl-C: stop waiting for clients."""
+async def _until_stopped(server: uvicorn.Server, serving: asyncio.Future[None]) -> None:
+    """Until Ctrl-C or SIGTERM (or uvicorn ending on its own); a second one makes uvicorn
+    stop waiting for its clients."""
     loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
 
     def stop() -> None:
-        if server.should_exit:
+        if stopping.is_set():
             server.force_exit = True
-        server.should_exit = True
+        stopping.set()
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop)
+    stopped = asyncio.ensure_future(stopping.wait())
     try:
-        yield
+        await asyncio.wait({serving, stopped}, return_when=asyncio.FIRST_COMPLETED)
     finally:
+        stopped.cancel()
         for signum in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(signum)

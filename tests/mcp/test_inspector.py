@@ -9,6 +9,7 @@ mark is a fresh id each read, so read replies are compared with their mark ids b
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -17,16 +18,21 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
+import httpx2
 import nbformat
 import pytest
+from mcp import types
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
-from tests.mcp.conftest import call, door_to, runtime_files
+from tests.mcp.conftest import CLIENT_NAME, call, door_to, runtime_files
 from tests.serve.conftest import STOP_TIMEOUT, RunningServer, jupyter_env
 from tests.serve.rooms.client import eventually
 
@@ -67,11 +73,13 @@ class HttpDoor:
     url: str
     token: str
     log: Path
+    logging: threading.Thread
 
     def stop(self, signum: int) -> int:
-        """Send ``signum`` and return the exit status."""
+        """Send ``signum`` and return the exit status, once the log holds all stderr said."""
         self.process.send_signal(signum)
         status = self.process.wait(timeout=STOP_TIMEOUT)
+        self.logging.join(STOP_TIMEOUT)
         assert self.process.stdout is not None
         assert self.process.stdout.read() == "", "stdout carries nothing in --http mode"
         self.process.stdout.close()
@@ -96,10 +104,11 @@ def start_http_door(cwd: Path, env: dict[str, str], *args: str) -> HttpDoor:
         found = SERVING_HTTP.match(line)
         if found:
             written.flush()
-            threading.Thread(
+            logging = threading.Thread(
                 target=_copy_and_close, args=(process.stderr, written), daemon=True
-            ).start()
-            return HttpDoor(process, found.group(1), found.group(2), log)
+            )
+            logging.start()
+            return HttpDoor(process, found.group(1), found.group(2), log, logging)
     written.close()
     process.wait(timeout=STOP_TIMEOUT)
     pytest.fail(f"ganymede mcp --http exited {process.returncode}:\n{log.read_text()}")
@@ -241,7 +250,22 @@ async def test_the_http_door_refuses_requests_without_its_token(
     assert "the bearer token is not this endpoint's" in refused.stderr
 
 
-async def test_an_http_door_with_its_own_server_stops_it_on_ctrl_c(
+@asynccontextmanager
+async def http_session(url: str, token: str) -> AsyncIterator[ClientSession]:
+    """Our own client (the MCP SDK's) on an HTTP door, its event stream open."""
+    info = types.Implementation(name=CLIENT_NAME, version="1.0")
+    headers = {"Authorization": f"Bearer {token}"}
+    timeout = httpx2.Timeout(30, read=300)  # the event stream may be quiet a while
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write, client_info=info) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+async def test_ctrl_c_stops_an_http_door_and_its_own_server_with_a_client_connected(
     alone: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
     root, env = alone
@@ -250,10 +274,14 @@ async def test_an_http_door_with_its_own_server_stops_it_on_ctrl_c(
         assert door.token == "...", "a token handed in is not printed"
         listed = inspector_call(tmp_path, http_target(door, "handed-in-token"), "notebooks_list")
         assert '"path":"solo.ipynb"' in listed
-        assert [Path(str(info["root_dir"])).resolve() for info in runtime_files(env)] == [
-            root.resolve()
-        ]
+        served = [Path(str(info["root_dir"])).resolve() for info in runtime_files(env)]
+        assert served == [root.resolve()]
+        async with http_session(door.url, "handed-in-token") as session:
+            assert await call(session, "notebooks_list") == listed
+            status = await asyncio.to_thread(door.stop, signal.SIGINT)
     finally:
-        status = door.stop(signal.SIGINT)
+        if door.process.poll() is None:
+            door.stop(signal.SIGTERM)
     assert status == 0
     assert runtime_files(env) == []  # the embedded server stopped with the door
+    assert "Traceback" not in door.log.read_text()
