@@ -4,8 +4,8 @@ The transport is the MCP SDK's own (its session manager, as an ASGI app at ``/mc
 uvicorn; every HTTP client shares the door's one agent session, as stdio's one client has it.
 The tools edit and run notebooks, so every request must carry ``Authorization: Bearer
 <token>``. The socket is bound before the door opens, so a busy port fails at once, before a
-server is embedded. The door owns the process's signals: Ctrl-C or SIGTERM stop uvicorn, then
-the door closes as stdio's does when its client hangs up.
+server is embedded. The door owns the process's signals: Ctrl-C or SIGTERM end the MCP
+sessions, then uvicorn, then the door closes as stdio's does when its client hangs up.
 """
 
 from __future__ import annotations
