@@ -89,10 +89,12 @@ def endpoint(address: str, token: str | None) -> Endpoint:
     host, port = parse_address(address)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
-        listener = socket.create_server((host, port), family=family)
+        socket.getaddrinfo(host, port, family, socket.SOCK_STREAM)
     except socket.gaierror as error:
         raise UsageError(f"--http {address!r}: unknown host {host!r} ({error.strerror})") from None
-    except OSError as error:
+    try:
+        listener = socket.create_server((host, port), family=family)
+    except OSError as error:  # its message also names the address, which ours does already
         reason = os.strerror(error.errno) if error.errno else str(error)
         raise UsageError(f"--http {address!r}: cannot listen there: {reason}") from None
     if token is None:

@@ -90,6 +90,17 @@ def test_a_busy_port_is_a_usage_error(taken_port: int) -> None:
         endpoint(f"127.0.0.1:{taken_port}", None)
 
 
+def test_an_unknown_host_is_a_usage_error() -> None:
+    with pytest.raises(UsageError) as refused:
+        endpoint("nohost.invalid:0", None)
+    assert str(refused.value).startswith("--http 'nohost.invalid:0': unknown host 'nohost.invalid'")
+
+
+def test_an_address_not_of_this_machine_is_a_usage_error() -> None:
+    with pytest.raises(UsageError, match="cannot listen there: Cannot assign requested address"):
+        endpoint("192.0.2.1:0", None)  # TEST-NET-1, never a local address
+
+
 def test_an_empty_token_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="--http-token is empty"):
         endpoint("0", " ")
