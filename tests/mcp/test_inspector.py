@@ -32,7 +32,7 @@ from mcp import types
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.mcp.conftest import CLIENT_NAME, call, door_to, runtime_files
+from tests.mcp.conftest import CLIENT_NAME, call, door_parameters, door_to, runtime_files
 from tests.serve.conftest import STOP_TIMEOUT, RunningServer, jupyter_env
 from tests.serve.rooms.client import eventually
 
@@ -130,15 +130,16 @@ def http_door(server: RunningServer) -> Iterator[HttpDoor]:
 
 
 def stdio_target(server: RunningServer) -> list[str]:
-    """The inspector's options and command for a stdio door to ``server``."""
+    """The inspector's options and command for the stdio door our own client starts."""
     env = jupyter_env(server.root.parent / "jupyter")
-    options = ["--cwd", str(server.root)]
+    door = door_parameters(
+        server.root, env, "--url", server.base, "--token", server.token, "--agent", AGENT
+    )
+    options = ["--cwd", str(door.cwd)]
     for name in FORWARDED:
         if name in env:
             options += ["-e", f"{name}={env[name]}"]
-    door = [sys.executable, "-m", "ganymede", "mcp", "--url", server.base]
-    door += ["--token", server.token, "--agent", AGENT]
-    return [*options, "--", *door]
+    return [*options, "--", door.command, *door.args]
 
 
 def http_target(door: HttpDoor, token: str | None = None) -> list[str]:
