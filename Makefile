@@ -10,10 +10,12 @@ AI_STAMP := $(VENV)-jupyter-ai/.installed-stamp
 SUGGESTIONS_STAMP := $(VENV)-jupyter-suggestions/.installed-stamp
 # Debian packages the test suite needs (installed only when missing).
 APT_PACKAGES ?= chromium
-# npm packages the test suite runs (JupyterHub's proxy), installed under the venv when missing.
+# npm packages the test suite runs (JupyterHub's proxy, the MCP inspector), installed under the
+# venv when missing: PACKAGE:COMMAND pairs, a package counting as installed when its command is.
 NODE_PREFIX := $(VENV)/node
 NODE_BIN := $(abspath $(NODE_PREFIX)/node_modules/.bin)
-NPM_PACKAGES ?= configurable-http-proxy
+NPM_PACKAGES ?= configurable-http-proxy:configurable-http-proxy \
+	@modelcontextprotocol/inspector@2:mcp-inspector
 PYTEST_ARGS ?=
 # Tests mostly wait on kernels, servers and browsers, so more workers than cores pays; each
 # worker has its own temporary dirs and every server binds a port of its own choosing. A whole
@@ -66,8 +68,9 @@ node-packages: system-packages
 		echo "installing Debian packages: nodejs npm"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm; \
 	fi
-	@missing=""; for p in $(NPM_PACKAGES); do \
-		PATH="$(NODE_BIN):$$PATH" command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@missing=""; for pair in $(NPM_PACKAGES); do package=$${pair%:*}; bin=$${pair##*:}; \
+		PATH="$(NODE_BIN):$$PATH" command -v $$bin >/dev/null 2>&1 || missing="$$missing $$package"; \
+	done; \
 	if [ -n "$$missing" ]; then \
 		echo "installing npm packages:$$missing"; \
 		npm install --no-audit --no-fund --silent --prefix $(NODE_PREFIX)$$missing; \

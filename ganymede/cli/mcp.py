@@ -1,4 +1,5 @@
-"""``ganymede mcp`` (the MCP door, over stdio), ``ganymede mcp watch`` and ``ganymede mcp changes``.
+"""``ganymede mcp`` (the MCP door, over stdio or HTTP), ``ganymede mcp watch`` and
+``ganymede mcp changes``.
 
 All three talk to the running server that serves the directory (``--url``/``--token`` name
 another); ``ganymede mcp`` embeds one when none runs. ``changes`` is made for agent hooks: it
@@ -28,6 +29,8 @@ COMMAND = "ganymede mcp"
 EXIT_FAILED = 1
 HOOKS = ("user-prompt", "post-tool")
 DEFAULT_AGENT = "claude-code"  # the name Claude Code gives itself as an MCP client
+# Not GANYMEDE_TOKEN: that one is the --url server's, and this guards the --http endpoint.
+MCP_TOKEN_VARIABLE = "GANYMEDE_MCP_TOKEN"
 
 app = typer.Typer(name="mcp", add_completion=False, rich_markup_mode=None)
 
@@ -59,21 +62,45 @@ def door(
             show_default=False,
         ),
     ] = None,
+    http: Annotated[
+        str | None,
+        typer.Option(
+            "--http",
+            metavar="[HOST:]PORT",
+            help="Serve MCP over Streamable HTTP at http://HOST:PORT/mcp instead of stdio "
+            "(host 127.0.0.1 by default; port 0 picks a free one).",
+            show_default=False,
+        ),
+    ] = None,
+    http_token: Annotated[
+        str | None,
+        typer.Option(
+            "--http-token",
+            metavar="TOKEN",
+            help="With --http: the bearer token clients must send (default: "
+            f"${MCP_TOKEN_VARIABLE}, else a random one).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
-    """An MCP server on stdio: a coding agent reads, edits and runs notebooks through rooms.
+    """An MCP server on stdio (or HTTP): a coding agent reads, edits and runs notebooks
+    through rooms.
 
     Talks to the server serving the directory, else starts one in this process (on a free
     loopback port, with its runtime file, so JupyterLab and `ganymede mcp watch` can join).
+    With --http it prints its URL and token on stderr and serves until Ctrl-C.
     """
     if context.invoked_subcommand is not None:
         return
     import asyncio
 
     from ganymede.config import load_config
-    from ganymede.errors import ConfigError, GanymedeError
-    from ganymede.mcp.stdio import DoorOptions, serve_stdio
+    from ganymede.errors import ConfigError, GanymedeError, UsageError
+    from ganymede.mcp.door import DoorOptions
     from ganymede.process_exit import leave_now
 
+    if http is None and http_token is not None:
+        fail("--http-token goes with --http", EXIT_USAGE, COMMAND)
     served = (root if root is not None else Path.cwd()).resolve()
     if not served.is_dir():
         fail(f"{served}: not a directory", EXIT_USAGE, COMMAND)
@@ -83,8 +110,20 @@ def door(
         fail(str(error), EXIT_USAGE, COMMAND)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
     options = DoorOptions(url, token, agent, served, config.source)
+    if http is None:
+        from ganymede.mcp.stdio import serve_stdio
+
+        serving = serve_stdio(options)
+    else:
+        from ganymede.mcp.http import endpoint, serve_http
+
+        try:
+            given = http_token if http_token is not None else os.environ.get(MCP_TOKEN_VARIABLE)
+            serving = serve_http(options, endpoint(http, given))
+        except UsageError as error:
+            fail(str(error), EXIT_USAGE, COMMAND)
     try:
-        embedded = asyncio.run(serve_stdio(options))
+        embedded = asyncio.run(serving)
     except KeyboardInterrupt:
         leave_now()  # an embedded server's threads would hold the exit
     except GanymedeError as error:

@@ -6,6 +6,7 @@ server as JupyterLab's would, and the server attributes them to him.
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
@@ -13,6 +14,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import httpx
+import nbformat
 import pytest
 from jupyter_ydoc import YNotebook
 from mcp import types
@@ -41,6 +43,23 @@ def server(home: Path) -> Iterator[RunningServer]:
     running = start_server(root, jupyter_env(home / "jupyter"))
     yield running
     stop_server(running)
+
+
+@pytest.fixture
+def alone(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A root with one notebook and no server serving it, and the environment to run in."""
+    root = tmp_path / "root"
+    root.mkdir()
+    cell = nbformat.v4.new_code_cell("print('hello')", id="c1")
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), root / "solo.ipynb")
+    env = jupyter_env(tmp_path / "jupyter")
+    env.pop("GANYMEDE_URL", None)
+    return root, env
+
+
+def runtime_files(env: dict[str, str]) -> list[dict[str, object]]:
+    folder = Path(env["JUPYTER_RUNTIME_DIR"])
+    return [json.loads(file.read_text()) for file in folder.glob("jpserver-*.json")]
 
 
 @pytest.fixture

@@ -2,32 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from tests.mcp.conftest import call, door_parameters, mcp_door
-from tests.serve.conftest import jupyter_env
+from tests.mcp.conftest import call, door_parameters, mcp_door, runtime_files
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def alone(tmp_path: Path) -> tuple[Path, dict[str, str]]:
-    root = tmp_path / "root"
-    root.mkdir()
-    cell = nbformat.v4.new_code_cell("print('hello')", id="c1")
-    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), root / "solo.ipynb")
-    env = jupyter_env(tmp_path / "jupyter")
-    env.pop("GANYMEDE_URL", None)
-    return root, env
-
-
-def runtime_files(env: dict[str, str]) -> list[dict[str, object]]:
-    folder = Path(env["JUPYTER_RUNTIME_DIR"])
-    return [json.loads(file.read_text()) for file in folder.glob("jpserver-*.json")]
 
 
 async def test_the_embedded_server_serves_the_tools_and_writes_its_runtime_file(
