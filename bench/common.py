@@ -53,8 +53,15 @@ class Server:
         return {"Authorization": f"token {self.token}"}
 
     def stop(self) -> None:
+        """SIGTERM, and SIGKILL for a server still running a minute later (said on stderr),
+        so one hung server does not end a run that has measured the others."""
         self.process.terminate()
-        self.process.wait(timeout=60)
+        try:
+            self.process.wait(timeout=WAIT)
+        except subprocess.TimeoutExpired:
+            print(f"{self.name} still running {WAIT:.0f} s after SIGTERM: killed", file=sys.stderr)
+            self.process.kill()
+            self.process.wait()
 
 
 def isolated_env(home: Path) -> dict[str, str]:
