@@ -8,6 +8,7 @@ outside the site, lead somewhere.
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
+import ganymede.pytest_plugin
 from tests.cli.help_options import long_options_under, top_level_commands
 
 REPO = Path(__file__).parents[1]
@@ -34,6 +36,20 @@ def named_options(text: str) -> set[str]:
     return set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*(?![\w-])", text))
 
 
+def plugin_options() -> set[str]:
+    """The options the pytest plugin registers: the first argument of each ``addoption``."""
+    tree = ast.parse(Path(ganymede.pytest_plugin.__file__).read_text(encoding="utf-8"))
+    return {
+        node.args[0].value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "addoption"
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    }
+
+
 def nav_pages(entries: Any) -> set[str]:
     """The page paths in mkdocs.yml's nav, however deep its sections go."""
     if isinstance(entries, str):
@@ -50,6 +66,14 @@ def test_every_command_has_a_page_naming_every_option_of_its_help(name: str) -> 
     page = command_page(name)
     assert page.is_file(), f"{page.relative_to(REPO)} is missing"
     missing = long_options_under(name) - named_options(page.read_text(encoding="utf-8"))
+    assert not missing, f"{page.relative_to(REPO)} does not name {sorted(missing)}"
+
+
+def test_the_pytest_page_names_every_option_of_the_plugin() -> None:
+    options = plugin_options()
+    assert "--ganymede" in options
+    page = DOCS / "commands" / "pytest.md"
+    missing = options - named_options(page.read_text(encoding="utf-8"))
     assert not missing, f"{page.relative_to(REPO)} does not name {sorted(missing)}"
 
 
