@@ -43,6 +43,8 @@ from tests.serve.test_cli import page_config
 
 pytestmark = pytest.mark.slow
 
+SCREENSHOT = Path(__file__).parents[2] / "docs" / "images" / "lab-agent-suggestion.png"
+
 RTC_MANAGER = "RTC Suggestion Manager"
 SUGGESTED = re.compile(r'@@suggested \{"cell":"cell-b","id":"([0-9a-f]+)"')
 PATH = "suggested.ipynb"
@@ -111,6 +113,12 @@ def review_page(
             json={"raw": json.dumps({"suggestionsManager": RTC_MANAGER})},
         )
         assert chosen.status_code == 204, chosen.text
+        # Never ask whether to fetch Jupyter's news: the question would sit over the page.
+        quiet = api.put(
+            "lab/api/settings/@jupyterlab/apputils-extension:notification",
+            json={"raw": json.dumps({"fetchNews": "false"})},
+        )
+        assert quiet.status_code == 204, quiet.text
     context = browser.new_context(viewport={"width": 1280, "height": 720})
     lab = LabPage.record(context, served, PATH)
     request.node.stash[OPENED_PAGES] = [lab]  # a failure's report carries what the page saw
@@ -230,3 +238,33 @@ def test_a_deletion_accepted_in_the_page_takes_the_cell_out(
         wait_for_disk(lab.file, sources_on_disk, ["a = 1"])
         reply = agent.call("notebooks_list")
         assert f"@@suggestion {found.group(1)} accepted by {page_user(lab)}" in reply, reply
+
+
+def show_whose(cursor: Locator) -> None:
+    """Point at the text just before a remote cursor: jupyter-collaboration 3's frontend names
+    the cursor's owner in a tooltip while the mouse is near it."""
+    box = cursor.bounding_box()
+    assert box is not None, "the cursor is not on the page"
+    cursor.page.mouse.move(box["x"] - 3, box["y"] + box["height"] / 2)
+
+
+def test_an_agent_at_work_shows_its_cursor_in_the_cell_it_edited_beside_its_suggestion(
+    served: RunningServer, review_page: LabPage
+) -> None:
+    """What the docs' screenshot shows, so it is taken here (with
+    ``GANYMEDE_UPDATE_SCREENSHOT=1``): the agent's cursor, named, in the cell it edited, and the
+    edit it only suggested waiting in the panel."""
+    lab = review_page
+    panel = suggestions_panel(lab)
+    agent = McpAgent(served)
+    with agent.running():
+        suggest_an_edit(agent)
+        agent.call("cell_edit", path=PATH, id="cell-a", source="a = 10")
+        expect_source(lab.cell_editor(0), "a = 10")
+        cursor = lab.cells.nth(0).locator(".jp-remote-cursor")
+        expect(cursor).to_have_count(1)
+        show_whose(cursor)
+        expect(lab.page.locator(".jp-remote-userInfo")).to_have_text("Claude Code")
+        suggested_cell(panel, lab)
+        if os.environ.get("GANYMEDE_UPDATE_SCREENSHOT") == "1":
+            lab.page.screenshot(path=SCREENSHOT)
