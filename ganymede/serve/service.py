@@ -34,6 +34,24 @@ def detached_call_later(
     return loop.call_later(delay, callback, *args, context=contextvars.Context())
 
 
+async def event_within(event: asyncio.Event, timeout: float | None) -> bool:
+    """Whether ``event`` is set within ``timeout`` seconds (None: however long it takes).
+
+    ``asyncio.wait_for(event.wait(), timeout)`` does this too, but before Python 3.12 it
+    returns normally when the task is cancelled just as the event is set: a loop built on it
+    then goes round again, and the ``stop()`` awaiting the cancelled task waits for ever (a
+    server that never finished shutting down). ``asyncio.wait`` lets every cancellation through.
+    """
+    if event.is_set():
+        return True
+    waiter = asyncio.ensure_future(event.wait())
+    try:
+        await asyncio.wait({waiter}, timeout=timeout)
+    finally:
+        waiter.cancel()
+    return event.is_set()
+
+
 class Service:
     """A part that runs between ``start()`` and ``stop()``; ``async with`` does both.
 

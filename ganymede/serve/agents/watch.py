@@ -10,7 +10,6 @@ last event it saw, and the ``epoch`` tells it when a restarted server began coun
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -23,7 +22,7 @@ from ganymede.serve.agents.cells import done_requests
 from ganymede.serve.rooms import RoomManager
 from ganymede.serve.rooms.document import notebook_content
 from ganymede.serve.rooms.room import DocumentRoom
-from ganymede.serve.service import detached_task
+from ganymede.serve.service import detached_task, event_within
 
 SCAN_INTERVAL = 0.25
 IDLE_TIMEOUT = 300.0
@@ -88,8 +87,7 @@ class Watcher:
         cursor = max(0, min(cursor, self.cursor))
         if cursor == self.cursor:
             self._arrived.clear()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._arrived.wait(), timeout)
+            await event_within(self._arrived, timeout)
         self.last_polled = self.clock()
         return self.events[cursor:]
 

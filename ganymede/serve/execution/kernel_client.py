@@ -39,7 +39,7 @@ from ganymede.core.kernel_wire import execute_request
 from ganymede.errors import KernelDied
 from ganymede.execute.kernel import HANDSHAKE_RESEND, IOPUB_GRACE, LIVENESS_INTERVAL
 from ganymede.serve.kernels.stream_watch import StreamWatch
-from ganymede.serve.service import detached_task
+from ganymede.serve.service import detached_task, event_within
 
 IopubHandler = Callable[[Sequence[tuple[str, Mapping[str, Any]]]], None]
 READ_TOGETHER = 1000
@@ -180,9 +180,7 @@ class KernelLine(abc.ABC):
         self._executions[msg_id] = execution
         try:
             while not execution.settled.is_set():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(execution.settled.wait(), LIVENESS_INTERVAL)
-                if execution.settled.is_set():
+                if await event_within(execution.settled, LIVENESS_INTERVAL):
                     break
                 silent_for = loop.time() - execution.last_heard
                 if execution.reply is not None and silent_for >= IOPUB_GRACE:

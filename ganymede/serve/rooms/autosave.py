@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 
-from ganymede.serve.service import Service, detached_task
+from ganymede.serve.service import Service, detached_task, event_within
 
 
 class Autosave(Service):
@@ -45,6 +45,5 @@ class Autosave(Service):
             await self._edited.wait()
             while self._edited.is_set():
                 self._edited.clear()
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await asyncio.wait_for(self._edited.wait(), self._delay)
+                await event_within(self._edited, self._delay)
             await self._save()

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import watchfiles
 
-from ganymede.serve.service import Service, detached_task
+from ganymede.serve.service import Service, detached_task, event_within
 
 SettledHandler = Callable[[Path], Awaitable[None]]
 MAX_DETECTION_LAG = 0.1  # seconds a change may be dated back by its file's modification time
@@ -175,8 +175,7 @@ class FileWatcher(Service):
             self._wake.clear()  # before looking, so a change arriving meanwhile is not missed
             due = self._settler.next_due()
             timeout = None if due is None else max(0.0, due - time.monotonic())
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), timeout)
+            await event_within(self._wake, timeout)
             for path in self._settler.take_due(time.monotonic()):
                 if path not in self._files:
                     continue
