@@ -19,9 +19,13 @@ NPM_PACKAGES ?= configurable-http-proxy:configurable-http-proxy \
 PYTEST_ARGS ?=
 # Tests mostly wait on kernels, servers and browsers, so more workers than cores pays; each
 # worker has its own temporary dirs and every server binds a port of its own choosing. A whole
-# module goes to one worker, so a module's shared server starts once.
+# module goes to one worker, so a module's shared server starts once. A worker that dies (a
+# test past its timeout ends its worker, pyproject says why) ends the run, the test named:
+# pytest-xdist 3.8 replacing it under --dist loadfile can wait for ever at the end of the run
+# (pytest-xdist issue 1378).
 PYTEST_WORKERS ?= 4
-PYTEST := PATH="$(NODE_BIN):$$PATH" $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile
+PYTEST := PATH="$(NODE_BIN):$$PATH" $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile \
+	--max-worker-restart 0
 
 .PHONY: serve test check docs setup system-packages node-packages lint format bench clean
 

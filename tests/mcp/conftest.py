@@ -88,12 +88,17 @@ async def mcp_door(
     info = types.Implementation(name=CLIENT_NAME, version="1.0")
     log = Path(parameters.cwd or ".").parent / "door.log"
     with log.open("a") as errlog:
-        async with (
-            stdio_client(parameters, errlog=errlog) as (read, write),
-            ClientSession(read, write, client_info=info, message_handler=hear) as session,
-        ):
-            await session.initialize()
-            yield session
+        try:
+            async with (
+                stdio_client(parameters, errlog=errlog) as (read, write),
+                ClientSession(read, write, client_info=info, message_handler=hear) as session,
+            ):
+                await session.initialize()
+                yield session
+        except BaseException as error:
+            errlog.flush()
+            error.add_note(f"the door's log ends:\n{log.read_text()[-6000:]}")
+            raise
 
 
 @asynccontextmanager
