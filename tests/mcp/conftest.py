@@ -95,8 +95,7 @@ async def mcp_door(
             ):
                 await session.initialize()
                 yield session
-        except BaseException as error:
-            errlog.flush()
+        except Exception as error:
             error.add_note(f"the door's log ends:\n{log.read_text()[-6000:]}")
             raise
 

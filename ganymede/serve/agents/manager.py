@@ -21,7 +21,6 @@ the server has not heard from in ``SESSION_TIMEOUT`` seconds is over: its proces
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import logging
 import time
@@ -79,7 +78,7 @@ from ganymede.serve.rooms import RoomManager
 from ganymede.serve.rooms.document import notebook_content, read_shared
 from ganymede.serve.rooms.forks import Forks
 from ganymede.serve.rooms.room import DocumentRoom
-from ganymede.serve.service import Service, detached_task
+from ganymede.serve.service import Service, detached_task, event_within
 
 AGENTS_SETTINGS_KEY = "ganymede_agents"
 SESSION_TIMEOUT = 120.0
@@ -419,8 +418,7 @@ class Agents(Service):
             caret = caret_in(notebook, first)
             await self.sessions.show(session, room, api_path, caret, running=cell_ids[0])
         batch = await self.executions.submit(kernel_id, request, lambda _: writer)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(batch.done.wait()), wait)
+        await event_within(batch.done, wait)
         self._moved_mark(session.agent, file_id, room, set(cell_ids))
         cells = [
             {**read_shared(ycell), "index": index}

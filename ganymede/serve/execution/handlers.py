@@ -11,8 +11,6 @@ outputs into the notebook) ``write`` on ``contents``.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import json
 from http import HTTPStatus
 from typing import Any
@@ -40,6 +38,7 @@ from ganymede.serve.execution.ydoc_outputs import cell_as_room_has_it, find_cell
 from ganymede.serve.identity import login_name
 from ganymede.serve.roles import CONTENTS, EXECUTE, KERNELS, WRITE, allows
 from ganymede.serve.rooms.room import DocumentRoom
+from ganymede.serve.service import event_within
 
 EXECUTIONS_SETTINGS_KEY = "ganymede_executions"
 
@@ -88,8 +87,7 @@ class ExecuteHandler(APIHandler):
             )
         if request.wait is None:
             return self._answer(HTTPStatus.OK, None)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(asyncio.shield(batch.done.wait()), request.wait)
+        await event_within(batch.done, request.wait)
         self._answer(HTTPStatus.OK, {"finished": batch.done.is_set(), "cells": _cells(batch)})
 
     def _person(self, room: DocumentRoom) -> Author:
