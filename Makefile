@@ -18,7 +18,7 @@ NPM_PACKAGES ?= configurable-http-proxy:configurable-http-proxy \
 	@modelcontextprotocol/inspector@2:mcp-inspector
 PYTEST_ARGS ?=
 # Tests mostly wait on kernels, servers and browsers, so more workers than cores pays (on two
-# cores, five ran the suite in 575 s of pytest, four in 608); each
+# cores, five took 571 to 613 s of pytest over three runs, four 608 s in one); each
 # worker has its own temporary dirs and every server binds a port of its own choosing. A whole
 # module goes to one worker, so a module's shared server starts once. A worker that dies (a
 # test past its timeout ends its worker, pyproject says why) ends the run, the test named:
