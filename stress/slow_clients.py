@@ -93,7 +93,7 @@ class Figures:
     reader_missed: int
     killed_left_seconds: float  # from the kill to its room closing, less the grace period
     silent_close_code: int | None
-    silent_dropped_after: float
+    silent_dropped_after: float  # seconds it was silent when dropped, as the server logged
     others_carried_on: bool
 
     def print(self) -> None:
@@ -206,9 +206,11 @@ async def vanish(server: RunningServer) -> tuple[int | None, float, bool]:
         room_client(server, name, session) as ada,
         raw_room_socket(server, name, session) as gone,
     ):
-        started = time.monotonic()
         await eventually(lambda: dropped in server.log.read_text(), "the drop", GIVE_UP)
-        after = time.monotonic() - started
+        # The server's own count: it last heard the client before this side's connect returned,
+        # so a clock started here would come up short of the silence it waited out.
+        line = next(x for x in server.log.read_text().splitlines() if dropped in x)
+        after = float(line.split(dropped, 1)[1].split()[1])
         code = await gone.close_code()
         async with room_client(server, name, session) as bob:
             edit_first_cell(ada, " still")
