@@ -20,15 +20,16 @@ PYTEST_ARGS ?=
 # Tests mostly wait on kernels, servers and browsers, so more workers than cores pays (on two
 # cores, five took 571 to 613 s of pytest over three runs, four 608 s in one); each
 # worker has its own temporary dirs and every server binds a port of its own choosing. A whole
-# module goes to one worker, so a module's shared server starts once. A worker that dies (a
+# module goes to one worker, so a module's shared server starts once; the longest modules
+# start first (tests/scheduling.py, from tests/durations.json). A worker that dies (a
 # test past its timeout ends its worker, pyproject says why) ends the run, the test named:
 # pytest-xdist 3.8 replacing it under --dist loadfile can wait for ever at the end of the run
 # (pytest-xdist issue 1378).
 PYTEST_WORKERS ?= 5
 PYTEST := PATH="$(NODE_BIN):$$PATH" $(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist loadfile \
-	--max-worker-restart 0
+	--max-worker-restart 0 --no-loadscope-reorder
 
-.PHONY: serve test check docs setup system-packages node-packages lint format bench clean
+.PHONY: serve test durations check docs setup system-packages node-packages lint format bench clean
 
 serve: setup
 	$(BIN)/ganymede serve examples
@@ -36,6 +37,11 @@ serve: setup
 # pytest exits 5 when it collected nothing: make treats that as the failure it is.
 test: setup $(AI_STAMP) $(SUGGESTIONS_STAMP) lint docs
 	$(PYTEST) $(PYTEST_ARGS)
+
+# Writes each test file's seconds again into tests/durations.json, the order later runs start
+# files in: after adding a long file, or when one's time has changed a lot.
+durations: setup $(AI_STAMP) $(SUGGESTIONS_STAMP)
+	$(PYTEST) --record-durations $(PYTEST_ARGS)
 
 # The edit-test loop: lint and every test not marked slow (no browser, hub, layered venv,
 # stress, kernel run or second server).

@@ -12,6 +12,8 @@ from ganymede.fileid import FileIdStore
 from ganymede.grant import Grant, Grants, GrantStore
 from ganymede.serve.rooms import RoomManager
 
+pytest_plugins = ["tests.scheduling"]
+
 GOLDEN = Path(__file__).parent / "golden"
 
 
