@@ -168,15 +168,23 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
         context: GanymedeContext = self.settings[SETTINGS_KEY]
         return context.config.serve.max_body_size
 
+    async def prepare(self) -> None:  # type: ignore[override]
+        """Decided before the upgrade: a user who may not read is refused with a plain 403.
+
+        Here, not in an overridden ``get``: tornado's ``get`` runs the whole connection, so its
+        callers' frames (``get`` and both decorators') would live as long as the tab.
+        """
+        await super().prepare()
+        await self._admit()
+
     @ws_authenticated
     @authorized(READ, CONTENTS)
-    async def get(self, name: str) -> None:
-        """Decided before the upgrade: a user who may not read is refused with a plain 403."""
+    async def _admit(self) -> None:
         self._may_write = await allows(self, WRITE, CONTENTS)
-        await super().get(name)
 
     async def open(self, name: str) -> None:  # type: ignore[override]
         super().open(name)
+        self._forget_the_upgrade()
         # The outbox already writes a batch at a time; Nagle's algorithm would hold a frame
         # written while the last is unacknowledged until the client's delayed ACK (40 ms).
         self.set_nodelay(True)
@@ -204,6 +212,17 @@ class RoomHandler(WebSocketMixin, WebSocketHandler, JupyterHandler):
             room.view_only(self)  # before the client's first frame: tornado waits for open
         self.room = room
         metrics.ROOM_CLIENTS.inc()
+
+    def _forget_the_upgrade(self) -> None:
+        """Let go of what only the upgrade read or wrote: the request's headers and cookies, and
+        the response's headers and login cookie, sent with the 101. A connection lives as long
+        as its tab, and a classroom's hundred readers would each keep them (2 to 3 KB a reader
+        from a bare client, more from a browser's); nothing reads them after the handshake.
+        """
+        self.request.headers.clear()  # in place: tornado's ``get`` holds it in a local
+        self._headers.clear()
+        vars(self.request).pop("_cookies", None)  # tornado's parse of the Cookie header
+        vars(self).pop("_new_cookie", None)  # the cookies set on the response
 
     async def on_message(self, message: str | bytes) -> None:
         if self._outbox is not None:
