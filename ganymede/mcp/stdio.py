@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import sys
 
 from ganymede.mcp.door import DoorOptions, open_door
 from ganymede.mcp.server import NotebookDoor
@@ -43,5 +44,7 @@ async def _until_hung_up_or_terminated(door: NotebookDoor) -> bool:
         ending.cancel()
     if serving.done():
         serving.result()
+        print("ganymede mcp: the client closed stdin; closing", file=sys.stderr, flush=True)
         return False
+    print("ganymede mcp: SIGTERM; closing", file=sys.stderr, flush=True)
     return True
