@@ -18,7 +18,7 @@ NPM_PACKAGES ?= configurable-http-proxy:configurable-http-proxy \
 	@modelcontextprotocol/inspector@2:mcp-inspector
 PYTEST_ARGS ?=
 # Tests mostly wait on kernels, servers and browsers, so more workers than cores pays (on two
-# cores, five took 571 to 613 s of pytest over three runs, four 608 s in one); each
+# cores, five took 538 to 592 s of pytest over four runs, longest modules first); each
 # worker has its own temporary dirs and every server binds a port of its own choosing. A whole
 # module goes to one worker, so a module's shared server starts once; the longest modules
 # start first (tests/scheduling.py, from tests/durations.json). A worker that dies (a
