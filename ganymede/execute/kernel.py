@@ -323,7 +323,7 @@ class Kernel(RunKernel):
             await manager.start_kernel(cwd=str(launch.cwd), env=env, extra_arguments=extra)
         except BaseException as error:
             if manager.has_kernel:
-                await manager.shutdown_kernel(now=True)
+                await shut_down(manager)
             shutil.rmtree(home, ignore_errors=True)
             if isinstance(error, OSError):
                 raise KernelDied(f"kernel {launch.kernel_name} could not start: {error}") from None
@@ -390,7 +390,7 @@ class Kernel(RunKernel):
             if await self.manager.is_alive():
                 await self.manager.signal_kernel(signal.SIGKILL)
                 await self._wait_for_exit()
-            await self.manager.shutdown_kernel(now=True)
+            await shut_down(self.manager)
         finally:
             shutil.rmtree(self.home, ignore_errors=True)
 
@@ -399,6 +399,21 @@ class Kernel(RunKernel):
         give_up_at = loop.time() + EXIT_WAIT_LIMIT
         while await self.manager.is_alive() and loop.time() < give_up_at:
             await asyncio.sleep(EXIT_POLL_INTERVAL)
+
+
+async def shut_down(manager: AsyncKernelManager) -> None:
+    """``shutdown_kernel(now=True)``, minus its signals to a kernel that has already exited.
+
+    jupyter_client signals the kernel's process group (SIGINT, then SIGKILL) whenever it still
+    holds the process, even one that has exited and been reaped. The group's number is then
+    free, and on a busy machine a new session leader (another program's server, an MCP
+    door) can have it by the time the signals go. Letting the provisioner wait for the exited
+    process first makes it forget the process, so only the clean-up is left.
+    """
+    provisioner = manager.provisioner
+    if provisioner is not None and await provisioner.poll() is not None:
+        await provisioner.wait()
+    await manager.shutdown_kernel(now=True)
 
 
 def _runs_ipykernel(manager: AsyncKernelManager) -> bool:

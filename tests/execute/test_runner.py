@@ -175,6 +175,26 @@ async def test_a_kernel_that_exits_mid_run_is_dead(tmp_path: Path) -> None:
     assert process_gone(outcome.results["pid"])
 
 
+@pytest.mark.parametrize("last_cell", ["print('done')", "import os\nos._exit(1)"])
+async def test_a_finished_kernels_process_group_gets_no_signal_once_it_has_exited(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, last_cell: str
+) -> None:
+    """Its number is free by then, and may be another program's group on a busy machine."""
+    sent: list[tuple[int, int, bool]] = []
+    send = os.killpg
+
+    def recorded(group: int, signal_number: int) -> None:
+        sent.append((group, signal_number, group in child_pids()))  # a zombie is still one
+        send(group, signal_number)
+
+    monkeypatch.setattr(os, "killpg", recorded)
+    outcome = await run_notebook(request(tmp_path, notebook(RESULT_PID, last_cell)))
+    assert outcome.status in ("ok", "dead")
+    kernel = outcome.results["pid"]
+    assert process_gone(kernel)
+    assert [(group, live) for group, _, live in sent if group == kernel] in ([], [(kernel, True)])
+
+
 async def test_stream_coalescing_on_a_real_kernel(tmp_path: Path) -> None:
     source = (
         "import sys\n"
