@@ -54,11 +54,13 @@ class ReadAhead:
         """Wait for the reading ahead under way, if any, without cutting it short.
 
         A take-in waits for it, so what it worked out is used there and let go with the rest.
+        ``asyncio.wait`` neither raises the read-ahead's own end (cancelled by a newer one) nor
+        swallows the caller's cancellation, as suppressing CancelledError around a shield did:
+        the file watcher's report loop, stopped while a take-in waited here, went round again
+        and the server's shutdown waited on it for ever.
         """
         while self._task is not None and not self._task.done():
-            task = self._task
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(task)
+            await asyncio.wait({self._task})
 
     async def stop(self) -> None:
         if self._task is not None:
