@@ -24,7 +24,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--record-durations",
         action="store_true",
-        help=f"write each test file's seconds and tests to {DURATIONS.name} at the end",
+        help=f"write each test file's seconds to {DURATIONS.name} at the end",
     )
 
 
@@ -33,9 +33,7 @@ def file_of(nodeid: str) -> str:
 
 
 def recorded_seconds() -> dict[str, float]:
-    if not DURATIONS.exists():
-        return {}
-    return {path: entry["seconds"] for path, entry in json.loads(DURATIONS.read_text()).items()}
+    return json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
 
 
 @pytest.hookimpl(trylast=True)
@@ -51,26 +49,22 @@ class DurationRecorder:
 
     def __init__(self) -> None:
         self.seconds: Counter[str] = Counter()
-        self.tests: Counter[str] = Counter()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        path = file_of(report.nodeid)
-        self.seconds[path] += report.duration
-        if report.when == "call" or (report.when == "setup" and report.skipped):
-            self.tests[path] += 1
+        self.seconds[file_of(report.nodeid)] += report.duration
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        """Files that did not run keep their old entries, so a partial run updates only its own."""
-        record = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
-        for path in self.seconds:
-            record[path] = {"seconds": round(self.seconds[path], 1), "tests": self.tests[path]}
+        """Files that did not run keep their old entries; a file run in part (``-k``) would be
+        recorded at what ran, so record whole files."""
+        record = recorded_seconds()
+        record.update((path, round(seconds, 1)) for path, seconds in self.seconds.items())
         DURATIONS.write_text(render(record))
 
 
-def render(record: dict[str, dict[str, float]]) -> str:
+def render(record: dict[str, float]) -> str:
     """One file a line, longest first, so a diff of the record reads as what got slower."""
-    ordered = sorted(record.items(), key=lambda entry: -entry[1]["seconds"])
-    lines = [f"  {json.dumps(path)}: {json.dumps(entry)}" for path, entry in ordered]
+    ordered = sorted(record.items(), key=lambda entry: -entry[1])
+    lines = [f"  {json.dumps(path)}: {seconds}" for path, seconds in ordered]
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
