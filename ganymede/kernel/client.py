@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 import uuid
 from typing import Any
 
@@ -374,6 +375,22 @@ def _route_replies_by_header(opened: Any) -> None:
         opened._reply_subshell_for = None
 
 
+INTERRUPT_CHECK = 0.2
+"""Seconds a blocking call waits at a time before it lets Python look for a signal."""
+
+
 def _wait(done: threading.Event, timeout: float | None) -> bool:
-    """Block until ``done``; a lock wait in the main thread still lets Ctrl-C (SIGINT) through."""
-    return done.wait(timeout)
+    """Block until ``done`` or ``timeout``, in slices.
+
+    An interrupt is a SIGINT sent to the kernel's process, and the system hands it to any of
+    the kernel's threads. Only one delivered to the main thread wakes its lock wait; one taken
+    by the iopub or a subshell thread is only acted on when the main thread next runs Python,
+    which a wait without an end would never do.
+    """
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = INTERRUPT_CHECK if deadline is None else deadline - time.monotonic()
+        if done.wait(min(INTERRUPT_CHECK, max(left, 0.0))):
+            return True
+        if deadline is not None and time.monotonic() >= deadline:
+            return False

@@ -135,6 +135,31 @@ async def test_interrupt_cancels_a_blocking_call(
     await asyncio.wait_for(responder.cancelled.wait(), 30)
 
 
+async def test_an_interrupt_another_thread_takes_still_cancels_a_blocking_call(
+    hosted: Cells, responder: EchoResponder
+) -> None:
+    """The system may hand the kernel's SIGINT to any of its threads; here a thread of the
+    cell's own takes it once the call waits, which never wakes the main thread's lock wait."""
+    running = asyncio.ensure_future(
+        hosted.run(
+            "import signal, threading\n"
+            "from ganymede.kernel import host\n"
+            "h = host()\n"
+            "def interrupt():\n"
+            "    while not h._pending:\n"
+            "        threading.Event().wait(0.01)\n"
+            "    signal.pthread_kill(threading.get_ident(), signal.SIGINT)\n"
+            "threading.Thread(target=interrupt).start()\n"
+            "h.call('wait')",
+            timeout=20,
+        )
+    )
+    await asyncio.wait_for(responder.waiting.wait(), 30)
+    ran = await running
+    assert ran.reply["ename"] == "KeyboardInterrupt"
+    await asyncio.wait_for(responder.cancelled.wait(), 30)
+
+
 async def test_no_server_means_none(cells: Cells) -> None:
     ran = await cells.run("from ganymede.kernel import host\nprint(host(timeout=0.5))")
     assert ran.stdout == "None\n"
