@@ -86,14 +86,24 @@ class RunningServer:
 
     def wait_stopped(self) -> int:
         """The exit status once the server has stopped. One that will not is made to dump
-        every thread's stack into its log (``PYTHONFAULTHANDLER``), which the failure shows."""
+        every thread's stack into its log (``PYTHONFAULTHANDLER``), which the failure shows.
+
+        The failure ends with the log from before that dump, where the server's clean-up names
+        the tasks it still waits on, and with the test: a CI report that keeps only the end of
+        a long failure keeps what says where the stop hung."""
         try:
             return self.process.wait(timeout=STOP_TIMEOUT)
         except subprocess.TimeoutExpired:
+            logged = self.log.read_text()
             self.process.send_signal(signal.SIGABRT)
             self.process.wait(timeout=STOP_TIMEOUT)
-            tail = "\n".join(self.log.read_text().splitlines()[-300:])
-            pytest.fail(f"the server did not stop within {STOP_TIMEOUT} s; its log ends:\n{tail}")
+            threads = self.log.read_text()[len(logged) :]
+            tail = "\n".join(logged.splitlines()[-200:])
+            pytest.fail(
+                f"its threads:\n{threads}\nits log before that ends:\n{tail}\n"
+                f"the server did not stop within {STOP_TIMEOUT} s, in "
+                f"{os.environ.get('PYTEST_CURRENT_TEST')} (above: its threads, then its log)"
+            )
 
 
 def jupyter_env(home: Path, **extra: str) -> dict[str, str]:
