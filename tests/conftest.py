@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import subprocess
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -15,6 +16,17 @@ from ganymede.serve.rooms import RoomManager
 pytest_plugins = ["tests.scheduling"]
 
 GOLDEN = Path(__file__).parent / "golden"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Servers and kernels the tests start hear Ctrl-C even when the suite does not.
+
+    A shell starts a background job (``make test &``, ``nohup``) with SIGINT ignored, and
+    children inherit that; ``ganymede serve`` then rightly leaves SIGINT alone, as it does for
+    whoever ignores it, and every test that stops a server with Ctrl-C waits out its timeout.
+    """
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
