@@ -54,7 +54,7 @@ def main() -> None:
     venv = args.anchor_venv.resolve()
     print(f"anchor: {ensure_anchor(venv)}")
     starters: dict[str, Callable[[Path, Path], Server]] = {
-        "ganymede serve": lambda root, home: start_ganymede(root, home),
+        "ganymede serve": start_ganymede,
         "jupyter-collaboration": lambda root, home: start_anchor(venv, root, home),
     }
     walls: dict[str, list[float]] = {name: [] for name in starters}

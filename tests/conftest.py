@@ -18,7 +18,7 @@ pytest_plugins = ["tests.scheduling"]
 GOLDEN = Path(__file__).parent / "golden"
 
 
-def pytest_configure(config: pytest.Config) -> None:
+def pytest_configure() -> None:
     """Servers and kernels the tests start hear Ctrl-C even when the suite does not.
 
     A shell starts a background job (``make test &``, ``nohup``) with SIGINT ignored, and
