@@ -15,7 +15,11 @@ afresh for that N (so memory an earlier round freed does not hide this round's):
   every reader's final document equals the file the room saved (nothing lost, nothing
   duplicated); and readers dropped;
 - then N fresh readers join a room nobody has open within one second: all must sync, the server
-  must open the file once, and the last's sync is set beside the first's (which paid the open).
+  must open the file once, and the last's sync is set beside the first's (which paid the open);
+- then what a reader costs each server's heap, which no allocator's slack decides: the writer
+  opens the class's room again, and N fresh readers join it and move their cursors while the
+  server traces its Python allocations (probe/heap_probe.py, an extension both servers load);
+  the bytes still held once they all have, per reader.
 
 How latency is measured fairly. The readers are hand-written websocket clients (an asyncio
 protocol parsing frames, a bare pycrdt ``Doc``) spread over ``--client-processes`` processes (2)
@@ -62,6 +66,8 @@ from common import (
 from jupyter_ydoc import YNotebook
 from pycrdt import Doc, write_var_uint
 from rooms import ensure_anchor, start_anchor
+
+PROBE = Path(__file__).parent / "probe"
 
 WRITER_CLIENT_ID = 1_234_567
 TYPED_CELL = 100
@@ -477,6 +483,7 @@ class Round:
     join_synced: int = 0
     join_cpu: float = 0.0  # the server's CPU seconds while they joined
     opens: int | None = None
+    heap_per_client_kb: float = 0.0  # Python allocations a reader holds in the server
     load: str = ""
 
 
@@ -573,6 +580,35 @@ async def join_at_once(
         result.opens = log.count(f"room {room}: opened")
 
 
+async def heap_probe(server: Server, method: str) -> int:
+    async with httpx.AsyncClient(base_url=server.base, headers=server.headers) as api:
+        answer = await api.request(method, "bench/heap")
+    answer.raise_for_status()
+    return int(answer.json()["traced"]) if method == "GET" else 0
+
+
+async def heap_per_reader(
+    server: Server, pool: ReaderPool, path: str, clients: int, result: Round, cells: int
+) -> None:
+    """The class again, traced: what N readers with cursors hold of the server's heap."""
+    room, session_id = await session(server, path)
+    writer = await connect_room(
+        server, path, "json", "notebook", YNotebook(Doc(client_id=WRITER_CLIENT_ID))
+    )
+    await writer.until(lambda: len(writer.notebook.ycells) == cells, "the writer's sync")
+    await asyncio.sleep(SETTLE)
+    await heap_probe(server, "POST")
+    joined = await pool.join(server, room, session_id, clients)
+    assert all(sync is not None for _, sync, _ in joined), "a reader did not sync"
+    await pool.all("cursors_on", cells)
+    await asyncio.sleep(CURSOR_PERIOD + SETTLE)  # every reader's cursor is in the room's state
+    result.heap_per_client_kb = await heap_probe(server, "GET") / clients / 1024
+    await heap_probe(server, "DELETE")
+    await pool.all("report")
+    await pool.all("hang_up")
+    await writer.close()
+
+
 async def measure(
     pool: ReaderPool, scratch: Path, data: bytes, venv: Path, args: argparse.Namespace
 ) -> list[Round]:
@@ -588,6 +624,8 @@ async def measure(
                 load = load_average()
                 result = await classroom(server, pool, f"class-{clients}.ipynb", clients, args)
                 await join_at_once(server, pool, f"join-{clients}.ipynb", clients, result)
+                path = f"class-{clients}.ipynb"
+                await heap_per_reader(server, pool, path, clients, result, args.cells)
             finally:
                 server.stop()
             result.load = load
@@ -602,6 +640,10 @@ def start_server(name: str, scratch: Path, data: bytes, clients: int, venv: Path
     home.mkdir()
     for kind in ("class", "join"):
         (root / f"{kind}-{clients}.ipynb").write_bytes(data)
+    extensions = home / "config" / "jupyter_server_config.d"
+    extensions.mkdir(parents=True)
+    enable = {"ServerApp": {"jpserver_extensions": {"heap_probe": True}}}
+    (extensions / "heap_probe.json").write_text(json.dumps(enable))
     return start_ganymede(root, home) if name == "ganymede" else start_anchor(venv, root, home)
 
 
@@ -615,7 +657,8 @@ def print_round(r: Round) -> None:
     opens = "" if r.opens is None else f", file opened {r.opens}x"
     print(
         f"{r.server:22} N={r.clients:3}  to the last reader {latency}; "
-        f"CPU {r.cpu_per_key * 1000:5.2f} ms/key; RSS {r.rss_per_client_mb * 1024:6.0f} KB/client "
+        f"CPU {r.cpu_per_key * 1000:5.2f} ms/key; heap {r.heap_per_client_kb:4.1f} KB/client; "
+        f"RSS {r.rss_per_client_mb * 1024:6.0f} KB/client "
         f"({r.rss_alone_mb:.1f} to {r.rss_with_readers_mb:.1f} MB); "
         f"equal {r.equal}/{r.clients}; dropped {r.dropped}; missed {r.missed}/{r.keystrokes}; "
         f"awareness {r.awareness_frames:.1f} frames/s/reader; "
@@ -642,9 +685,10 @@ def print_ratios(rounds: list[Round]) -> None:
             if anchor.rss_per_client_mb > 0
             else float("nan")
         )
+        heap = ours.heap_per_client_kb / anchor.heap_per_client_kb
         print(
             f"  N={clients:3}  latency p50 {p50:.2f}  p99 {p99:.2f} (target <= 0.5, < 50 ms)  "
-            f"CPU/key {cpu:.2f} (<= 0.5)  RSS/client {rss:.2f} (<= 0.5)  "
+            f"CPU/key {cpu:.2f} (<= 0.5)  heap/client {heap:.2f} (<= 0.5)  RSS/client {rss:.2f}  "
             f"RSS with the readers {ours.rss_with_readers_mb / anchor.rss_with_readers_mb:.2f}"
         )
 
@@ -661,6 +705,8 @@ def main() -> None:
     )
     args = parser.parse_args()
     args.clients = [int(n) for n in args.clients.split(",")]
+    # Both servers find the heap probe here; each round's config (start_server) enables it.
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PROBE), os.getenv("PYTHONPATH")]))
     pool = ReaderPool(args.client_processes)
     venv = args.anchor_venv.absolute()
     versions = ensure_anchor(venv)
