@@ -163,14 +163,14 @@ class RoomClient:
                 raise SystemExit(f"gave up waiting for {what}")
             try:
                 await asyncio.wait_for(self.news.wait(), remaining)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 continue
 
     async def wait_for(self, condition: Callable[[], bool], timeout: float) -> bool:
         """Like ``until``, but False after ``timeout`` instead of giving up."""
         try:
             await asyncio.wait_for(self.until(condition, "a condition"), timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             return False
         return True
 

@@ -10,15 +10,10 @@ which would otherwise surface later as a server that spins, fails to bind, or ne
 from __future__ import annotations
 
 import dataclasses
-import sys
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 from ganymede.errors import ConfigError
 

@@ -19,16 +19,11 @@ import binascii
 import json
 import math
 import re
-import sys
+import tomllib
 from pathlib import Path
 from typing import Any
 
 from ganymede.errors import UsageError
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _ASSIGNMENTS = {

@@ -12,7 +12,7 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -130,5 +130,5 @@ def kernel_of(notebook: Mapping[str, Any]) -> str | None:
 
 def iso_utc(timestamp: float) -> str:
     """A POSIX timestamp as ISO 8601 UTC with a "Z", to the millisecond."""
-    moment = datetime.fromtimestamp(timestamp, tz=timezone.utc)
+    moment = datetime.fromtimestamp(timestamp, tz=UTC)
     return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

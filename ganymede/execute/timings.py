@@ -8,7 +8,7 @@ them. Pure bookkeeping: the kernel wrapper hands over each message of the cell.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 BUSY = "iopub.status.busy"
@@ -34,9 +34,9 @@ def timestamp(date: datetime | str | None) -> str:
     """A header's date as nbclient writes it (UTC, microseconds, ``Z``); now, if it has none."""
     if isinstance(date, str):
         return date
-    moment = date or datetime.now(timezone.utc)
+    moment = date or datetime.now(UTC)
     if moment.tzinfo is not None:
-        moment = moment.astimezone(timezone.utc)
+        moment = moment.astimezone(UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 

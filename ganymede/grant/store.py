@@ -14,18 +14,13 @@ with a ConfigError naming it, until someone repairs or removes it.
 
 from __future__ import annotations
 
-import sys
 import threading
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import tomli_w
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
 
 from ganymede.core.files import atomic_write
 from ganymede.errors import ConfigError, UsageError

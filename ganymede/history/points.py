@@ -28,7 +28,7 @@ BYTES_PER_MB = 1024 * 1024
 SIZE_TARGET = 0.8
 
 
-class PointKind(str, enum.Enum):
+class PointKind(enum.StrEnum):
     """How a point came about. ``state`` points (the room's own bookkeeping: saved, dirty,
     path, trust marks) are replayed like any other but are not steps of the timeline."""
 

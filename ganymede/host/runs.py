@@ -14,7 +14,7 @@ import asyncio
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -161,7 +161,7 @@ class Runs:
     def _save_copy(self, target: str, notebook: dict[str, Any]) -> str:
         """Write the executed notebook under runs/ with a name no other run takes; its API path."""
         stem = target.rpartition("/")[2].removesuffix(".ipynb")
-        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
         name = f"{stem}-{stamp}-{secrets.token_hex(3)}.ipynb"
         directory = resolve(self.notebooks.root, COPIES_DIR)
         directory.mkdir(parents=True, exist_ok=True)

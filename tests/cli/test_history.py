@@ -19,7 +19,7 @@ from ganymede.history.files import format_time
 pytestmark = pytest.mark.slow
 
 # 2026-12-01 12:00:00 UTC and the minutes after it.
-START = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.timezone.utc).timestamp()
+START = datetime.datetime(2026, 12, 1, 12, 0, tzinfo=datetime.UTC).timestamp()
 
 
 def ganymede(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -84,7 +84,7 @@ def test_at_a_number_or_a_time_writes_the_file_as_it_was(notebook: Path) -> None
     done = ganymede("history", "nb.ipynb", "--at", "#2", "-o", str(out), cwd=notebook.parent)
     assert done.returncode == 0, done.stderr
     assert [c.source for c in nbformat.read(out, as_version=4).cells] == ["a = 1 # one"]
-    moment = datetime.datetime.fromtimestamp(START + 90, datetime.timezone.utc).isoformat()
+    moment = datetime.datetime.fromtimestamp(START + 90, datetime.UTC).isoformat()
     shown = ganymede("history", "nb.ipynb", "--at", moment, cwd=notebook.parent)
     assert shown.returncode == 0, shown.stderr
     assert [c.source for c in nbformat.reads(shown.stdout, as_version=4).cells] == ["a = 1 # one"]

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 from ganymede.execute.ansi import strip_ansi
 from ganymede.execute.timings import KEYS, CellTimings, timestamp
 
-WHEN = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=timezone.utc)
+WHEN = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 
 
 def test_each_key_comes_from_its_message_and_header_date() -> None:
