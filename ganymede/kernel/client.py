@@ -131,13 +131,13 @@ class Host:
         call_id, _ = self._register(future)
         try:
             self._send(call_id, method, params)
-            return await asyncio.wait_for(future, timeout)
-        except TimeoutError:
-            self._cancel(call_id)
-            raise HostError("timeout", f"{method} did not answer within {timeout:g} s") from None
+            if not await _await(future, timeout):
+                raise HostError("timeout", f"{method} did not answer within {timeout:g} s")
         except BaseException:
+            future.cancel()
             self._cancel(call_id)
             raise
+        return future.result()
 
     def _register(self, future: asyncio.Future[Any] | None) -> tuple[str, _Pending]:
         if self._closed_with is not None:
@@ -376,7 +376,7 @@ def _route_replies_by_header(opened: Any) -> None:
 
 
 INTERRUPT_CHECK = 0.2
-"""Seconds a blocking call waits at a time before it lets Python look for a signal."""
+"""Seconds a call waits at a time before it lets Python look for a signal."""
 
 
 def _wait(done: threading.Event, timeout: float | None) -> bool:
@@ -394,3 +394,21 @@ def _wait(done: threading.Event, timeout: float | None) -> bool:
             return True
         if deadline is not None and time.monotonic() >= deadline:
             return False
+
+
+async def _await(future: asyncio.Future[Any], timeout: float | None) -> bool:
+    """``_wait`` for async cells: until ``future`` or ``timeout``, in slices.
+
+    ipykernel cancels an async cell from its SIGINT handler, which Python runs on the main
+    thread when that thread next runs Python. These kernels often take the signal on another
+    thread, and then the handler waits until the cell's event loop wakes; a loop waiting on
+    nothing but this reply would not.
+    """
+    loop = asyncio.get_running_loop()
+    deadline = None if timeout is None else loop.time() + timeout
+    while not future.done():
+        left = INTERRUPT_CHECK if deadline is None else deadline - loop.time()
+        if left <= 0:
+            return False
+        await asyncio.wait([future], timeout=min(INTERRUPT_CHECK, left))
+    return True

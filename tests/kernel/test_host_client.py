@@ -160,6 +160,60 @@ async def test_an_interrupt_another_thread_takes_still_cancels_a_blocking_call(
     await asyncio.wait_for(responder.cancelled.wait(), 30)
 
 
+async def test_an_async_call_that_times_out_is_cancelled(
+    hosted: Cells, responder: EchoResponder
+) -> None:
+    ran = await hosted.run(
+        "from ganymede.kernel import host, HostError\n"
+        "try:\n"
+        "    await host().acall('wait', timeout=0.5)\n"
+        "except HostError as error:\n"
+        "    print(error)\n"
+    )
+    assert ran.stdout == "timeout: wait did not answer within 0.5 s\n"
+    await asyncio.wait_for(responder.cancelled.wait(), 30)
+
+
+async def test_interrupt_cancels_an_async_call(
+    hosted: Cells, kernel: AsyncKernelManager, responder: EchoResponder
+) -> None:
+    """ipykernel cancels an async cell from its SIGINT handler, which runs when the cell's loop
+    next wakes; these kernels take the signal on another thread, and a loop waiting on nothing
+    but the call's reply would never wake."""
+    running = asyncio.ensure_future(
+        hosted.run("from ganymede.kernel import host\nawait host().acall('wait')", timeout=20)
+    )
+    await asyncio.wait_for(responder.waiting.wait(), 30)
+    await kernel.interrupt_kernel()
+    ran = await running
+    assert ran.reply["ename"] == "CancelledError"
+    await asyncio.wait_for(responder.cancelled.wait(), 30)
+
+
+async def test_an_interrupt_another_thread_takes_still_cancels_an_async_call(
+    hosted: Cells, responder: EchoResponder
+) -> None:
+    """As for a blocking call, a thread of the cell's own takes the SIGINT."""
+    running = asyncio.ensure_future(
+        hosted.run(
+            "import signal, threading\n"
+            "from ganymede.kernel import host\n"
+            "h = host()\n"
+            "def interrupt():\n"
+            "    while not h._pending:\n"
+            "        threading.Event().wait(0.01)\n"
+            "    signal.pthread_kill(threading.get_ident(), signal.SIGINT)\n"
+            "threading.Thread(target=interrupt).start()\n"
+            "await h.acall('wait')",
+            timeout=20,
+        )
+    )
+    await asyncio.wait_for(responder.waiting.wait(), 30)
+    ran = await running
+    assert ran.reply["ename"] == "CancelledError"
+    await asyncio.wait_for(responder.cancelled.wait(), 30)
+
+
 async def test_no_server_means_none(cells: Cells) -> None:
     ran = await cells.run("from ganymede.kernel import host\nprint(host(timeout=0.5))")
     assert ran.stdout == "None\n"
