@@ -57,6 +57,7 @@ from typing import Any
 
 import httpx
 from common import (
+    RoomClient,
     Server,
     connect_room,
     make_notebook,
@@ -492,22 +493,35 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))] * 1000
 
 
-async def classroom(
-    server: Server, pool: ReaderPool, path: str, clients: int, args: argparse.Namespace
-) -> Round:
+async def writer_in(server: Server, path: str, cells: int) -> tuple[str, str, RoomClient]:
+    """The room's name and session, and the writer, synced, with the server settled after it."""
     room, session_id = await session(server, path)
     writer = await connect_room(
         server, path, "json", "notebook", YNotebook(Doc(client_id=WRITER_CLIENT_ID))
     )
-    await writer.until(lambda: len(writer.notebook.ycells) == args.cells, "the writer's sync")
+    await writer.until(lambda: len(writer.notebook.ycells) == cells, "the writer's sync")
     # As a browser's socket: a keystroke right after a cursor move is not held back by Nagle's
     # algorithm until the server's delayed ACK of the move (40 ms).
     writer.connection.protocol.set_nodelay(True)
     await asyncio.sleep(SETTLE)
-    alone = rss_mb(server)
+    return room, session_id, writer
+
+
+async def readers_in(
+    pool: ReaderPool, server: Server, room: str, session_id: str, clients: int, cells: int
+) -> None:
+    """N readers join within one second, every one syncs, and they start moving cursors."""
     joined = await pool.join(server, room, session_id, clients)
     assert all(sync is not None for _, sync, _ in joined), "a reader did not sync"
-    await pool.all("cursors_on", args.cells)
+    await pool.all("cursors_on", cells)
+
+
+async def classroom(
+    server: Server, pool: ReaderPool, path: str, clients: int, args: argparse.Namespace
+) -> Round:
+    room, session_id, writer = await writer_in(server, path, args.cells)
+    alone = rss_mb(server)
+    await readers_in(pool, server, room, session_id, clients, args.cells)
     await asyncio.sleep(SETTLE)
     with_readers = rss_mb(server)
 
@@ -580,29 +594,22 @@ async def join_at_once(
         result.opens = log.count(f"room {room}: opened")
 
 
-async def heap_probe(server: Server, method: str) -> int:
+async def heap_probe(server: Server, method: str) -> httpx.Response:
     async with httpx.AsyncClient(base_url=server.base, headers=server.headers) as api:
         answer = await api.request(method, "bench/heap")
-    answer.raise_for_status()
-    return int(answer.json()["traced"]) if method == "GET" else 0
+    return answer.raise_for_status()
 
 
 async def heap_per_reader(
     server: Server, pool: ReaderPool, path: str, clients: int, result: Round, cells: int
 ) -> None:
     """The class again, traced: what N readers with cursors hold of the server's heap."""
-    room, session_id = await session(server, path)
-    writer = await connect_room(
-        server, path, "json", "notebook", YNotebook(Doc(client_id=WRITER_CLIENT_ID))
-    )
-    await writer.until(lambda: len(writer.notebook.ycells) == cells, "the writer's sync")
-    await asyncio.sleep(SETTLE)
+    room, session_id, writer = await writer_in(server, path, cells)
     await heap_probe(server, "POST")
-    joined = await pool.join(server, room, session_id, clients)
-    assert all(sync is not None for _, sync, _ in joined), "a reader did not sync"
-    await pool.all("cursors_on", cells)
+    await readers_in(pool, server, room, session_id, clients, cells)
     await asyncio.sleep(CURSOR_PERIOD + SETTLE)  # every reader's cursor is in the room's state
-    result.heap_per_client_kb = await heap_probe(server, "GET") / clients / 1024
+    traced = (await heap_probe(server, "GET")).json()["traced"]
+    result.heap_per_client_kb = traced / clients / 1024
     await heap_probe(server, "DELETE")
     await pool.all("report")
     await pool.all("hang_up")
@@ -622,10 +629,10 @@ async def measure(
             server = start_server(name, Path(scratch, f"{name}-{clients}"), data, clients, venv)
             try:
                 load = load_average()
-                result = await classroom(server, pool, f"class-{clients}.ipynb", clients, args)
+                class_path = f"class-{clients}.ipynb"
+                result = await classroom(server, pool, class_path, clients, args)
                 await join_at_once(server, pool, f"join-{clients}.ipynb", clients, result)
-                path = f"class-{clients}.ipynb"
-                await heap_per_reader(server, pool, path, clients, result, args.cells)
+                await heap_per_reader(server, pool, class_path, clients, result, args.cells)
             finally:
                 server.stop()
             result.load = load

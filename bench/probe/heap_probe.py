@@ -4,32 +4,25 @@ counted the same way inside each.
 A server's resident set says little about what N clients cost it: memory its allocator held
 free when they joined serves them without growing it, and how much was free depends on what the
 server did before (reading the notebook, say). So the bench asks each server itself. ``POST
-/bench/heap`` starts tracemalloc; ``GET /bench/heap`` answers the bytes Python allocations hold
-that were made since (after a full collection) and the resident set after ``malloc_trim``. Both
-servers keep their Y documents' Rust heap per room, not per client, so what a client costs is
-what tracemalloc counts. ``DELETE /bench/heap`` stops tracing, giving its own memory back.
+/bench/heap`` starts tracemalloc; ``GET /bench/heap`` answers the bytes that Python allocations
+made since still hold, after a full collection. Both servers keep their Y documents' Rust heap
+per room, not per client, so what a client costs is what tracemalloc counts. ``DELETE
+/bench/heap`` stops tracing, giving its own memory back.
 
-    PYTHONPATH=bench/probe jupyter server --ServerApp.jpserver_extensions='{"heap_probe": true}'
+The bench puts this directory on both servers' ``PYTHONPATH`` and enables the extension as any
+is enabled, by a ``jupyter_server_config.d/heap_probe.json`` in their config dir.
 """
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import json
 import tracemalloc
-from pathlib import Path
 from typing import Any
 
 from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
-
-
-def resident_bytes() -> int:
-    status = Path("/proc/self/status").read_text()
-    (line,) = [line for line in status.splitlines() if line.startswith("VmRSS:")]
-    return int(line.split()[1]) * 1024
 
 
 class HeapHandler(APIHandler):
@@ -43,8 +36,7 @@ class HeapHandler(APIHandler):
     def get(self) -> None:
         gc.collect()
         traced = tracemalloc.get_traced_memory()[0] if tracemalloc.is_tracing() else 0
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-        self.finish(json.dumps({"traced": traced, "resident": resident_bytes()}))
+        self.finish(json.dumps({"traced": traced}))
 
     @web.authenticated
     def delete(self) -> None:

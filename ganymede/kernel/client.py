@@ -387,13 +387,11 @@ def _wait(done: threading.Event, timeout: float | None) -> bool:
     by the iopub or a subshell thread is only acted on when the main thread next runs Python,
     which a wait without an end would never do.
     """
-    deadline = None if timeout is None else time.monotonic() + timeout
-    while True:
-        left = INTERRUPT_CHECK if deadline is None else deadline - time.monotonic()
-        if done.wait(min(INTERRUPT_CHECK, max(left, 0.0))):
-            return True
-        if deadline is not None and time.monotonic() >= deadline:
+    deadline = _deadline(timeout)
+    while not done.wait(_next_slice(deadline)):
+        if _past(deadline):
             return False
+    return True
 
 
 async def _await(future: asyncio.Future[Any], timeout: float | None) -> bool:
@@ -404,11 +402,24 @@ async def _await(future: asyncio.Future[Any], timeout: float | None) -> bool:
     thread, and then the handler waits until the cell's event loop wakes; a loop waiting on
     nothing but this reply would not.
     """
-    loop = asyncio.get_running_loop()
-    deadline = None if timeout is None else loop.time() + timeout
+    deadline = _deadline(timeout)
     while not future.done():
-        left = INTERRUPT_CHECK if deadline is None else deadline - loop.time()
-        if left <= 0:
+        if _past(deadline):
             return False
-        await asyncio.wait([future], timeout=min(INTERRUPT_CHECK, left))
+        await asyncio.wait([future], timeout=_next_slice(deadline))
     return True
+
+
+def _deadline(timeout: float | None) -> float | None:
+    return None if timeout is None else time.monotonic() + timeout
+
+
+def _past(deadline: float | None) -> bool:
+    return deadline is not None and time.monotonic() >= deadline
+
+
+def _next_slice(deadline: float | None) -> float:
+    """``INTERRUPT_CHECK``, or less to end at ``deadline``."""
+    if deadline is None:
+        return INTERRUPT_CHECK
+    return max(0.0, min(INTERRUPT_CHECK, deadline - time.monotonic()))

@@ -122,24 +122,35 @@ async def test_blocking_and_async_calls(hosted: Cells, kernel_name: str) -> None
     assert ran.stdout.splitlines() == [version, "{'n': 1} journal/today.ipynb", "{'n': 2}"]
 
 
-async def test_interrupt_cancels_a_blocking_call(
-    hosted: Cells, kernel: AsyncKernelManager, responder: EchoResponder
+WAITING_CALLS = [
+    pytest.param("h.call('wait')", "KeyboardInterrupt", id="blocking"),
+    # ipykernel cancels an async cell from its SIGINT handler, which runs when the cell's event
+    # loop next wakes: a loop waiting on nothing but the call's reply must still wake.
+    pytest.param("await h.acall('wait')", "CancelledError", id="async"),
+]
+
+
+@pytest.mark.parametrize(("call", "ename"), WAITING_CALLS)
+async def test_interrupt_cancels_a_call(
+    hosted: Cells, kernel: AsyncKernelManager, responder: EchoResponder, call: str, ename: str
 ) -> None:
     running = asyncio.ensure_future(
-        hosted.run("from ganymede.kernel import host\nhost().call('wait')")
+        hosted.run(f"from ganymede.kernel import host\nh = host()\n{call}", timeout=20)
     )
     await asyncio.wait_for(responder.waiting.wait(), 30)
     await kernel.interrupt_kernel()
     ran = await running
-    assert ran.reply["ename"] == "KeyboardInterrupt"
+    assert ran.reply["ename"] == ename
     await asyncio.wait_for(responder.cancelled.wait(), 30)
 
 
-async def test_an_interrupt_another_thread_takes_still_cancels_a_blocking_call(
-    hosted: Cells, responder: EchoResponder
+@pytest.mark.parametrize(("call", "ename"), WAITING_CALLS)
+async def test_an_interrupt_another_thread_takes_still_cancels_a_call(
+    hosted: Cells, responder: EchoResponder, call: str, ename: str
 ) -> None:
     """The system may hand the kernel's SIGINT to any of its threads; here a thread of the
-    cell's own takes it once the call waits, which never wakes the main thread's lock wait."""
+    cell's own takes it once the call waits, which wakes neither the main thread's lock wait
+    nor the cell's event loop."""
     running = asyncio.ensure_future(
         hosted.run(
             "import signal, threading\n"
@@ -150,13 +161,13 @@ async def test_an_interrupt_another_thread_takes_still_cancels_a_blocking_call(
             "        threading.Event().wait(0.01)\n"
             "    signal.pthread_kill(threading.get_ident(), signal.SIGINT)\n"
             "threading.Thread(target=interrupt).start()\n"
-            "h.call('wait')",
+            f"{call}",
             timeout=20,
         )
     )
     await asyncio.wait_for(responder.waiting.wait(), 30)
     ran = await running
-    assert ran.reply["ename"] == "KeyboardInterrupt"
+    assert ran.reply["ename"] == ename
     await asyncio.wait_for(responder.cancelled.wait(), 30)
 
 
@@ -171,46 +182,6 @@ async def test_an_async_call_that_times_out_is_cancelled(
         "    print(error)\n"
     )
     assert ran.stdout == "timeout: wait did not answer within 0.5 s\n"
-    await asyncio.wait_for(responder.cancelled.wait(), 30)
-
-
-async def test_interrupt_cancels_an_async_call(
-    hosted: Cells, kernel: AsyncKernelManager, responder: EchoResponder
-) -> None:
-    """ipykernel cancels an async cell from its SIGINT handler, which runs when the cell's loop
-    next wakes; these kernels take the signal on another thread, and a loop waiting on nothing
-    but the call's reply would never wake."""
-    running = asyncio.ensure_future(
-        hosted.run("from ganymede.kernel import host\nawait host().acall('wait')", timeout=20)
-    )
-    await asyncio.wait_for(responder.waiting.wait(), 30)
-    await kernel.interrupt_kernel()
-    ran = await running
-    assert ran.reply["ename"] == "CancelledError"
-    await asyncio.wait_for(responder.cancelled.wait(), 30)
-
-
-async def test_an_interrupt_another_thread_takes_still_cancels_an_async_call(
-    hosted: Cells, responder: EchoResponder
-) -> None:
-    """As for a blocking call, a thread of the cell's own takes the SIGINT."""
-    running = asyncio.ensure_future(
-        hosted.run(
-            "import signal, threading\n"
-            "from ganymede.kernel import host\n"
-            "h = host()\n"
-            "def interrupt():\n"
-            "    while not h._pending:\n"
-            "        threading.Event().wait(0.01)\n"
-            "    signal.pthread_kill(threading.get_ident(), signal.SIGINT)\n"
-            "threading.Thread(target=interrupt).start()\n"
-            "await h.acall('wait')",
-            timeout=20,
-        )
-    )
-    await asyncio.wait_for(responder.waiting.wait(), 30)
-    ran = await running
-    assert ran.reply["ename"] == "CancelledError"
     await asyncio.wait_for(responder.cancelled.wait(), 30)
 
 
